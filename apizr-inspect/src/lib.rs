@@ -1,0 +1,124 @@
+//! apizr-inspect: read a Python file or notebook *without importing it* and produce the
+//! Capability IR and readiness report, byte-compatible with outerspace-apizr 0.4.6.
+//!
+//! Pipeline (all pure functions over values; only [`source::read_source`] touches the disk):
+//!
+//! 1. [`source`] — admission: suffix, 16 MiB, no-follow open, logical module name.
+//! 2. [`decode`] — PEP 263 decoding of `.py` bytes (BOM, coding cookies).
+//!    [`notebook`] — `.ipynb` → exported Python text (the nbconvert layout, natively).
+//! 3. [`budget`] — nesting pre-scan before parsing, and the 100k-node / depth-128 AST budget.
+//! 4. [`module`] — parse with the CPython 3.11 grammar (ruff's parser).
+//! 5. [`discovery`] — candidates, overloads, diagnostics → [`apizr_ir::CapabilityIr`].
+//! 6. [`readiness`] — the 19 reason codes and TypedDict proofs → [`apizr_ir::ReadinessReport`].
+//! 7. [`unparse`] — the CPython 3.11 `ast.unparse` port used for every `declared` text.
+//! 8. [`project`] — a whole directory, inspected in parallel.
+
+pub mod budget;
+pub mod decode;
+pub mod discovery;
+pub mod error;
+pub mod module;
+pub mod notebook;
+pub mod project;
+pub mod readiness;
+pub mod source;
+pub mod unparse;
+
+use apizr_ir::{
+    CAPABILITY_SCHEMA, Digest, INSPECTION_SCHEMA, Inspection, SourceKind, SourceRecord,
+};
+
+pub use error::{InspectError, Position};
+pub use module::ParsedModule;
+
+/// Options beyond the reference tool's behaviour. The defaults reproduce 0.4.6 exactly.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct InspectOptions {
+    /// Comment out IPython line magics / shell lines in notebooks instead of refusing them.
+    pub strip_magics: bool,
+}
+
+/// Something worth telling the user that does not change the (hashed) result.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Note {
+    pub position: Option<Position>,
+    pub message: String,
+}
+
+/// A successful inspection plus notes for the user.
+#[derive(Debug, Clone)]
+pub struct Outcome {
+    pub inspection: Inspection,
+    pub notes: Vec<Note>,
+}
+
+/// Inspect source bytes that are already in memory.
+pub fn inspect_bytes(
+    bytes: &[u8],
+    kind: SourceKind,
+    module: &str,
+    options: InspectOptions,
+) -> Result<Outcome, InspectError> {
+    let module = source::validate_module_name(module)?;
+    if bytes.len() as u64 > source::MAX_SOURCE_BYTES {
+        return Err(InspectError::TooLarge {
+            size: bytes.len() as u64,
+            limit: source::MAX_SOURCE_BYTES,
+        });
+    }
+    let mut notes = Vec::new();
+    let (text, transformed_digest) = match kind {
+        SourceKind::Python => (decode::decode_python(bytes)?, None),
+        SourceKind::Notebook => {
+            let export = notebook::export(bytes, options.strip_magics)?;
+            notes.extend(export.notes);
+            let digest = Digest::sha256(export.text.as_bytes());
+            (export.text, Some(digest))
+        }
+    };
+    budget::prescan(&text)?;
+    let parsed = ParsedModule::parse(text, module.clone())?;
+    budget::check_structure(&parsed)?;
+    if kind == SourceKind::Notebook {
+        if let Some(position) = notebook::find_get_ipython_call(&parsed) {
+            return Err(InspectError::NotebookMagics {
+                position: Some(position),
+            });
+        }
+    }
+    let record = SourceRecord {
+        kind,
+        module,
+        digest: Digest::sha256(bytes),
+        transformed_digest,
+    };
+    let ir = discovery::build_ir(&parsed, record);
+    let ir_digest = Digest::sha256(&ir.canonical_bytes()?);
+    let readiness = readiness::assess(&parsed, &ir, ir_digest.clone());
+    let readiness_digest = Digest::sha256(&apizr_ir::canonical_bytes(&readiness)?);
+    debug_assert_eq!(ir.schema_version, CAPABILITY_SCHEMA);
+    Ok(Outcome {
+        inspection: Inspection {
+            capability_ir: ir,
+            ir_digest,
+            readiness,
+            readiness_digest,
+            schema_version: INSPECTION_SCHEMA,
+        },
+        notes,
+    })
+}
+
+/// Read and inspect one file. `module` overrides the default (the file stem).
+pub fn inspect_path(
+    path: &std::path::Path,
+    module: Option<&str>,
+    options: InspectOptions,
+) -> Result<Outcome, InspectError> {
+    let (bytes, kind) = source::read_source(path)?;
+    let module = match module {
+        Some(name) => name.to_string(),
+        None => source::default_module_name(path)?,
+    };
+    inspect_bytes(&bytes, kind, &module, options)
+}

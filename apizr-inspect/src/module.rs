@@ -1,0 +1,115 @@
+//! A parsed Python module: decoded text, logical module name, AST and line index.
+//!
+//! Everything downstream (discovery, readiness) reads from this one value.
+
+use ruff_python_ast::PythonVersion;
+use ruff_python_ast::{ModModule, Stmt};
+use ruff_python_parser::{Mode, ParseOptions};
+use ruff_source_file::LineIndex;
+use ruff_text_size::{Ranged, TextSize};
+
+use crate::error::{InspectError, Position};
+
+pub struct ParsedModule {
+    /// The decoded Python text (for notebooks: the exported text).
+    pub text: String,
+    /// The logical module name (`pkg.sub.mod`).
+    pub module: String,
+    pub ast: ModModule,
+    line_index: LineIndex,
+}
+
+impl ParsedModule {
+    /// Parse `text` with the CPython 3.11 grammar: newer syntax (PEP 695, 701, ...) is a syntax
+    /// error, as it is for the reference tool running on CPython 3.11.
+    pub fn parse(text: String, module: String) -> Result<Self, InspectError> {
+        let options = ParseOptions::from(Mode::Module).with_target_version(PythonVersion::PY311);
+        let parsed = ruff_python_parser::parse_unchecked(&text, options);
+        let line_index = LineIndex::from_source_text(&text);
+        if let Some(error) = parsed.errors().first() {
+            return Err(syntax_error(
+                &text,
+                &line_index,
+                error.location.start(),
+                error.error.to_string(),
+            ));
+        }
+        if let Some(error) = parsed.unsupported_syntax_errors().first() {
+            return Err(syntax_error(
+                &text,
+                &line_index,
+                error.range.start(),
+                format!("{error} (not valid on Python 3.11)"),
+            ));
+        }
+        let ast = match parsed.into_syntax() {
+            ruff_python_ast::Mod::Module(module) => module,
+            ruff_python_ast::Mod::Expression(_) => {
+                return Err(InspectError::StructureLimit {
+                    message: "parser did not return a module".into(),
+                });
+            }
+        };
+        Ok(ParsedModule {
+            text,
+            module,
+            ast,
+            line_index,
+        })
+    }
+
+    pub fn body(&self) -> &[Stmt] {
+        &self.ast.body
+    }
+
+    /// 1-based line of a byte offset (CPython counts `\n`, `\r\n` and `\r` as line breaks).
+    pub fn line(&self, offset: TextSize) -> u32 {
+        self.line_index.line_index(offset).get() as u32
+    }
+
+    /// 1-based line where a node starts.
+    pub fn start_line<T: Ranged>(&self, node: &T) -> u32 {
+        self.line(node.start())
+    }
+
+    /// 1-based line where a node ends (the line holding its last character).
+    pub fn end_line<T: Ranged>(&self, node: &T) -> u32 {
+        let end = node.end();
+        if end > TextSize::from(0) && end > node.start() {
+            self.line(end - TextSize::from(1))
+        } else {
+            self.line(end)
+        }
+    }
+
+    /// Source text of a node.
+    pub fn slice<T: Ranged>(&self, node: &T) -> &str {
+        &self.text[node.range()]
+    }
+
+    pub fn position(&self, offset: TextSize) -> Position {
+        position_of(&self.text, &self.line_index, offset)
+    }
+}
+
+fn position_of(text: &str, index: &LineIndex, offset: TextSize) -> Position {
+    let lc = index.line_column(offset, text);
+    Position {
+        line: lc.line.get() as u32,
+        column: lc.column.get() as u32,
+    }
+}
+
+fn syntax_error(text: &str, index: &LineIndex, offset: TextSize, message: String) -> InspectError {
+    let position = position_of(text, index, offset);
+    let line_text = text
+        .lines()
+        .nth(position.line.saturating_sub(1) as usize)
+        .unwrap_or("")
+        .to_string();
+    InspectError::Syntax {
+        message,
+        position,
+        line_text,
+    }
+}

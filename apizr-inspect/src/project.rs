@@ -1,0 +1,1 @@
+//! Directory inspection. OWNER: CLI helper.

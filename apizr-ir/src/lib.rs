@@ -1,0 +1,22 @@
+//! apizr-ir: the apizr contract as pure data.
+//!
+//! * [`json`] — the JSON value model used for every hashed artifact, and the canonical encoder
+//!   (sorted keys, compact separators, raw UTF-8, CPython-`repr` floats, one trailing newline).
+//! * [`digest`] — `{"algorithm":"sha256","value":…}` digest objects.
+//! * [`capability`] — the Capability IR (`apizr.capability/v1`).
+//! * [`readiness`] — the readiness report (`apizr.readiness/v1`) and TypeSpec.
+//! * [`inspection`] — the inspection envelope (`apizr.inspection/v1`).
+//!
+//! No I/O, no async: everything here is a value and a pure function over values.
+
+pub mod capability;
+pub mod digest;
+pub mod inspection;
+pub mod json;
+pub mod readiness;
+
+pub use capability::*;
+pub use digest::Digest;
+pub use inspection::{INSPECTION_SCHEMA, Inspection};
+pub use json::{CanonicalError, Value, canonical_bytes, to_value};
+pub use readiness::*;
