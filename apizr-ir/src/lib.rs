@@ -6,6 +6,7 @@
 //! * [`capability`] — the Capability IR (`apizr.capability/v1`).
 //! * [`readiness`] — the readiness report (`apizr.readiness/v1`) and TypeSpec.
 //! * [`inspection`] — the inspection envelope (`apizr.inspection/v1`).
+//! * [`policy`] — execution policy v1 (`apizr.execution/v1`): strict parsing and canonical bytes.
 //!
 //! No I/O, no async: everything here is a value and a pure function over values.
 
@@ -13,6 +14,7 @@ pub mod capability;
 pub mod digest;
 pub mod inspection;
 pub mod json;
+pub mod policy;
 pub mod readiness;
 
 pub use capability::*;
