@@ -1,1 +1,48 @@
-fn main() {}
+//! The `apizr` command-line tool.
+//!
+//! Thin by design: argument parsing (`cli`), printing (`report`, `project_report`,
+//! `diagnostics`) and exit codes. Everything that computes something lives in `apizr-inspect`
+//! and `apizr-ir`, as pure functions over values.
+
+mod cli;
+mod diagnostics;
+mod inspect;
+mod project_report;
+mod report;
+mod style;
+
+use std::process::ExitCode;
+
+use clap::{CommandFactory, Parser};
+
+use crate::cli::{Cli, Command};
+use crate::style::Style;
+
+/// Something needs attention (unsupported/ambiguous assessment, IR error diagnostic).
+pub const EXIT_ATTENTION: u8 = 1;
+/// The input could not be processed, or the command line is invalid.
+pub const EXIT_INPUT: u8 = 2;
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        // `--help` and `--version` exit 0; usage errors exit 2 (clap's convention, and ours).
+        Err(error) => error.exit(),
+    };
+    let result = match &cli.command {
+        Command::Inspect(args) => inspect::run(args),
+        Command::Completion { shell } => {
+            let mut command = Cli::command();
+            clap_complete::generate(*shell, &mut command, "apizr", &mut std::io::stdout());
+            Ok(ExitCode::SUCCESS)
+        }
+    };
+    match result {
+        Ok(code) => code,
+        Err(error) => {
+            let style = Style::for_stderr();
+            eprintln!("{} {error:#}", style.error("apizr:"));
+            ExitCode::from(EXIT_INPUT)
+        }
+    }
+}

@@ -22,7 +22,26 @@ pub struct ParsedModule {
 impl ParsedModule {
     /// Parse `text` with the CPython 3.11 grammar: newer syntax (PEP 695, 701, ...) is a syntax
     /// error, as it is for the reference tool running on CPython 3.11.
+    ///
+    /// Like CPython's tokenizer, `\r\n` and lone `\r` are read as `\n` first (a no-op for
+    /// text from [`crate::decode`]; notebook exports may contain them), so line numbers and
+    /// string values match `ast.parse`. NUL characters are refused as CPython refuses them.
     pub fn parse(text: String, module: String) -> Result<Self, InspectError> {
+        let text = if text.contains('\r') {
+            crate::decode::translate_newlines(&text)
+        } else {
+            text
+        };
+        if let Some(offset) = text.find('\0') {
+            let position = crate::decode::position_in_text(&text, offset);
+            return Err(InspectError::Decode {
+                message: format!(
+                    "source code cannot contain null bytes (line {}, column {})",
+                    position.line, position.column
+                ),
+                position: Some(position),
+            });
+        }
         let options = ParseOptions::from(Mode::Module).with_target_version(PythonVersion::PY311);
         let parsed = ruff_python_parser::parse_unchecked(&text, options);
         let line_index = LineIndex::from_source_text(&text);
@@ -62,7 +81,7 @@ impl ParsedModule {
         &self.ast.body
     }
 
-    /// 1-based line of a byte offset (CPython counts `\n`, `\r\n` and `\r` as line breaks).
+    /// 1-based line of a byte offset (the text holds only `\n` line breaks, see [`Self::parse`]).
     pub fn line(&self, offset: TextSize) -> u32 {
         self.line_index.line_index(offset).get() as u32
     }
@@ -72,7 +91,8 @@ impl ParsedModule {
         self.line(node.start())
     }
 
-    /// 1-based line where a node ends (the line holding its last character).
+    /// 1-based line where a node ends (the line holding its last character): CPython's
+    /// `end_lineno`, since no node's range ends with a line break.
     pub fn end_line<T: Ranged>(&self, node: &T) -> u32 {
         let end = node.end();
         if end > TextSize::from(0) && end > node.start() {
@@ -102,8 +122,10 @@ fn position_of(text: &str, index: &LineIndex, offset: TextSize) -> Position {
 
 fn syntax_error(text: &str, index: &LineIndex, offset: TextSize, message: String) -> InspectError {
     let position = position_of(text, index, offset);
+    // Lines are split like the line index splits them (`\n`, `\r\n` and lone `\r`).
     let line_text = text
-        .lines()
+        .split('\n')
+        .flat_map(|l| l.strip_suffix('\r').unwrap_or(l).split('\r'))
         .nth(position.line.saturating_sub(1) as usize)
         .unwrap_or("")
         .to_string();

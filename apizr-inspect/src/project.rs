@@ -1,1 +1,356 @@
-//! Directory inspection. OWNER: CLI helper.
+//! Directory inspection: every `.py` / `.ipynb` under a root, inspected in parallel.
+//!
+//! This goes beyond the reference tool, which only inspects one file. The design goals are:
+//!
+//! * **Deterministic.** Files are collected by a sequential walk, sorted by their relative path
+//!   (`/`-separated, code-point order) and inspected by a rayon pool whose `collect` keeps that
+//!   order, so two runs over the same tree give byte-identical output.
+//! * **Bounded memory.** Each worker parses one file, builds its IR and readiness report,
+//!   encodes the envelope canonically and drops the AST before taking the next file; only the
+//!   compact [`ModuleReport`] (digests, counts and, optionally, the envelope bytes) is kept.
+//! * **Robust.** A file that fails (syntax, decoding, bad module name, unreadable) becomes an
+//!   error entry; it never stops the rest. Only an unreadable root is fatal.
+//! * **Deep recursion is safe.** The parser and the unparser recurse; pool threads get the same
+//!   large stack the CLI gives single-file inspection ([`INSPECT_STACK_BYTES`]), so a file that
+//!   inspects on its own also inspects inside a directory.
+//!
+//! Module names come from relative paths (`pkg/sub/mod.py` → `pkg.sub.mod`, `pkg/__init__.py` →
+//! `pkg`), see [`walk`]. The `project_digest` is defined in [`output`].
+
+mod output;
+pub mod walk;
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use apizr_ir::{Digest, Inspection, ReadinessState, Severity};
+use rayon::prelude::*;
+
+pub use output::{PROJECT_SCHEMA, project_digest};
+
+use crate::error::{InspectError, Position};
+use crate::{InspectOptions, Note};
+
+/// Stack size for threads that run an inspection (parser and unparser recurse).
+pub const INSPECT_STACK_BYTES: usize = 256 * 1024 * 1024;
+
+/// How to inspect a directory.
+#[derive(Debug, Clone, Copy)]
+pub struct ProjectOptions {
+    /// Options applied to every file.
+    pub inspect: InspectOptions,
+    /// Worker threads; `None` uses the available parallelism.
+    pub threads: Option<usize>,
+    /// Keep each module's canonical envelope bytes (needed for JSON output). Text summaries
+    /// only need digests and counts, so they can switch this off to save memory.
+    pub keep_envelopes: bool,
+}
+
+impl Default for ProjectOptions {
+    fn default() -> Self {
+        ProjectOptions {
+            inspect: InspectOptions::default(),
+            threads: None,
+            keep_envelopes: true,
+        }
+    }
+}
+
+/// The result of inspecting a directory. Entries are sorted by `path`.
+#[derive(Debug, Clone)]
+pub struct ProjectInspection {
+    pub modules: Vec<ModuleEntry>,
+    pub project_digest: Digest,
+    pub summary: Summary,
+}
+
+/// One file (or unreadable directory) found under the root.
+#[derive(Debug, Clone)]
+pub struct ModuleEntry {
+    /// Relative to the root, `/`-separated.
+    pub path: String,
+    /// The logical module name derived from `path`; `None` when no name could be formed.
+    pub module: Option<String>,
+    pub result: Result<ModuleReport, ModuleError>,
+    /// Pipeline notes (e.g. stripped notebook magics); not part of the JSON document.
+    pub notes: Vec<Note>,
+}
+
+/// What is kept of a successful inspection.
+#[derive(Debug, Clone)]
+pub struct ModuleReport {
+    pub ir_digest: Digest,
+    pub readiness_digest: Digest,
+    pub counts: ModuleCounts,
+    /// Canonical bytes of the inspection envelope, trailing newline included. Empty when
+    /// [`ProjectOptions::keep_envelopes`] is off.
+    pub envelope: Vec<u8>,
+}
+
+/// Per-module counts for summaries.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ModuleCounts {
+    pub capabilities: usize,
+    pub ready: usize,
+    pub conditional: usize,
+    pub unsupported: usize,
+    pub ambiguous: usize,
+    pub diagnostic_errors: usize,
+    pub diagnostic_warnings: usize,
+    pub diagnostic_infos: usize,
+}
+
+impl ModuleCounts {
+    pub fn of(inspection: &Inspection) -> Self {
+        let mut counts = ModuleCounts {
+            capabilities: inspection.capability_ir.capabilities.len(),
+            ..ModuleCounts::default()
+        };
+        for assessment in &inspection.readiness.assessments {
+            match assessment.state {
+                ReadinessState::Ready => counts.ready += 1,
+                ReadinessState::Conditional => counts.conditional += 1,
+                ReadinessState::Unsupported => counts.unsupported += 1,
+                ReadinessState::Ambiguous => counts.ambiguous += 1,
+            }
+        }
+        for diagnostic in &inspection.capability_ir.diagnostics {
+            match diagnostic.severity {
+                Severity::Error => counts.diagnostic_errors += 1,
+                Severity::Warning => counts.diagnostic_warnings += 1,
+                Severity::Info => counts.diagnostic_infos += 1,
+            }
+        }
+        counts
+    }
+
+    pub fn assessments(&self) -> usize {
+        self.ready + self.conditional + self.unsupported + self.ambiguous
+    }
+
+    /// The inspect exit-1 condition: an unsupported or ambiguous assessment, or an IR
+    /// diagnostic of severity `error`.
+    pub fn needs_attention(&self) -> bool {
+        self.unsupported + self.ambiguous + self.diagnostic_errors > 0
+    }
+}
+
+/// The inspect exit-1 condition for one inspection (contract 1.6).
+pub fn needs_attention(inspection: &Inspection) -> bool {
+    ModuleCounts::of(inspection).needs_attention()
+}
+
+/// Why one entry could not be inspected.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ModuleError {
+    /// A stable snake_case name of the failure (see [`error_kind`]).
+    pub kind: &'static str,
+    /// Human-readable, without the file path (the entry carries it).
+    pub message: String,
+    pub position: Option<Position>,
+}
+
+impl ModuleError {
+    pub fn from_inspect(error: &InspectError) -> Self {
+        let message = match error {
+            InspectError::Read { message, .. } => message.clone(),
+            InspectError::UnsupportedSuffix { .. } => {
+                "unsupported source suffix; expected a .py file or a .ipynb notebook".into()
+            }
+            other => other.to_string(),
+        };
+        ModuleError {
+            kind: error_kind(error),
+            message,
+            position: error.position(),
+        }
+    }
+}
+
+/// A stable, machine-readable name for each kind of inspection failure.
+pub fn error_kind(error: &InspectError) -> &'static str {
+    match error {
+        InspectError::Read { .. } => "read",
+        InspectError::UnsupportedSuffix { .. } => "unsupported_suffix",
+        InspectError::TooLarge { .. } => "too_large",
+        InspectError::ModuleName { .. } => "module_name",
+        InspectError::Decode { .. } => "decode",
+        InspectError::Syntax { .. } => "syntax",
+        InspectError::StructureLimit { .. } => "structure_limit",
+        InspectError::Notebook { .. } => "notebook",
+        InspectError::NotebookMagics { .. } => "notebook_magics",
+        InspectError::Encoding(_) => "encoding",
+    }
+}
+
+/// Totals over all entries.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Summary {
+    /// Entries in `modules`.
+    pub modules: usize,
+    pub inspected: usize,
+    pub failed: usize,
+    /// Inspected modules that meet the exit-1 condition.
+    pub needing_attention: usize,
+    pub counts: ModuleCounts,
+}
+
+impl Summary {
+    fn of(entries: &[ModuleEntry]) -> Self {
+        let mut summary = Summary {
+            modules: entries.len(),
+            ..Summary::default()
+        };
+        for entry in entries {
+            match &entry.result {
+                Ok(report) => {
+                    summary.inspected += 1;
+                    if report.counts.needs_attention() {
+                        summary.needing_attention += 1;
+                    }
+                    let c = &report.counts;
+                    let t = &mut summary.counts;
+                    t.capabilities += c.capabilities;
+                    t.ready += c.ready;
+                    t.conditional += c.conditional;
+                    t.unsupported += c.unsupported;
+                    t.ambiguous += c.ambiguous;
+                    t.diagnostic_errors += c.diagnostic_errors;
+                    t.diagnostic_warnings += c.diagnostic_warnings;
+                    t.diagnostic_infos += c.diagnostic_infos;
+                }
+                Err(_) => summary.failed += 1,
+            }
+        }
+        summary
+    }
+
+    /// True when every entry inspected and none meets the exit-1 condition.
+    pub fn is_clean(&self) -> bool {
+        self.failed == 0 && self.needing_attention == 0
+    }
+}
+
+/// A fatal problem with the root itself.
+#[derive(Debug, thiserror::Error)]
+pub enum ProjectError {
+    #[error("{path}: {message}")]
+    Root { path: PathBuf, message: String },
+    #[error("could not start the worker threads: {0}")]
+    ThreadPool(String),
+}
+
+/// Progress of a running directory inspection: `done` of `total` files finished.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Progress {
+    pub done: usize,
+    pub total: usize,
+}
+
+/// Inspect every Python file and notebook under `root`.
+pub fn inspect_dir(
+    root: &Path,
+    options: &ProjectOptions,
+) -> Result<ProjectInspection, ProjectError> {
+    inspect_dir_with_progress(root, options, &|_| {})
+}
+
+/// [`inspect_dir`], calling `progress` after each file (from worker threads).
+pub fn inspect_dir_with_progress(
+    root: &Path,
+    options: &ProjectOptions,
+    progress: &(dyn Fn(Progress) + Sync),
+) -> Result<ProjectInspection, ProjectError> {
+    let found = walk::collect(root).map_err(|e| ProjectError::Root {
+        path: root.to_path_buf(),
+        message: e.to_string(),
+    })?;
+    let mut builder = rayon::ThreadPoolBuilder::new()
+        .stack_size(INSPECT_STACK_BYTES)
+        .thread_name(|i| format!("apizr-inspect-{i}"));
+    if let Some(threads) = options.threads {
+        builder = builder.num_threads(threads.max(1));
+    }
+    let pool = builder
+        .build()
+        .map_err(|e| ProjectError::ThreadPool(e.to_string()))?;
+    let total = found.len();
+    let done = AtomicUsize::new(0);
+    let modules: Vec<ModuleEntry> = pool.install(|| {
+        found
+            .into_par_iter()
+            .map(|found| {
+                let entry = inspect_found(found, options);
+                let finished = done.fetch_add(1, Ordering::Relaxed) + 1;
+                progress(Progress {
+                    done: finished,
+                    total,
+                });
+                entry
+            })
+            .collect()
+    });
+    let project_digest = project_digest(&modules);
+    let summary = Summary::of(&modules);
+    Ok(ProjectInspection {
+        modules,
+        project_digest,
+        summary,
+    })
+}
+
+fn inspect_found(found: walk::Found, options: &ProjectOptions) -> ModuleEntry {
+    let walk::Found {
+        path,
+        rel,
+        module,
+        problem,
+    } = found;
+    let failed = |error: ModuleError, module: Option<String>| ModuleEntry {
+        path: rel.clone(),
+        module,
+        result: Err(error),
+        notes: Vec::new(),
+    };
+    if let Some(error) = problem {
+        return failed(error, module);
+    }
+    let Some(name) = module else {
+        let error = ModuleError {
+            kind: "module_name",
+            message: "no module name could be formed from the path".into(),
+            position: None,
+        };
+        return failed(error, None);
+    };
+    let name = match crate::source::validate_module_name(&name) {
+        Ok(valid) => valid,
+        Err(error) => return failed(ModuleError::from_inspect(&error), Some(name)),
+    };
+    match crate::inspect_path(&path, Some(&name), options.inspect) {
+        Ok(outcome) => match report_of(&outcome.inspection, options.keep_envelopes) {
+            Ok(report) => ModuleEntry {
+                path: rel,
+                module: Some(outcome.inspection.capability_ir.source.module.clone()),
+                result: Ok(report),
+                notes: outcome.notes,
+            },
+            Err(error) => failed(ModuleError::from_inspect(&error), Some(name)),
+        },
+        Err(error) => failed(ModuleError::from_inspect(&error), Some(name)),
+    }
+}
+
+fn report_of(inspection: &Inspection, keep_envelope: bool) -> Result<ModuleReport, InspectError> {
+    let envelope = if keep_envelope {
+        apizr_ir::canonical_bytes(inspection)?
+    } else {
+        Vec::new()
+    };
+    Ok(ModuleReport {
+        ir_digest: inspection.ir_digest.clone(),
+        readiness_digest: inspection.readiness_digest.clone(),
+        counts: ModuleCounts::of(inspection),
+        envelope,
+    })
+}

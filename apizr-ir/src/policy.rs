@@ -268,10 +268,8 @@ fn object<'a>(v: &'a Json, path: &str) -> Result<&'a Map<String, Json>, PolicyEr
 }
 
 fn literal(v: &Json, path: &str, allowed: &[&'static str]) -> Result<&'static str, PolicyError> {
-    if let Some(s) = v.as_str() {
-        if let Some(hit) = allowed.iter().find(|a| **a == s) {
-            return Ok(hit);
-        }
+    if let Some(hit) = v.as_str().and_then(|s| allowed.iter().find(|a| **a == s)) {
+        return Ok(hit);
     }
     Err(PolicyError {
         path: path.into(),

@@ -1,6 +1,39 @@
-//! apizr-runtime: governed execution of Python capabilities.
+//! apizr-runtime: governed execution of Python capabilities (backend `local`, policy v1).
 //!
-//! This crate is the execution core (policies, worker protocol, backends). It currently only
-//! re-exports the contract crate; the runtime issue fills it in.
+//! Table of contents:
+//! * [`status`], [`envelope`] — the ten v1 statuses and the result envelope.
+//! * [`request`] — [`CallRequest`]: what the planner hands the runtime.
+//! * [`protocol`], [`json_decode`] — the framed worker protocol `apizr.worker/v1`
+//!   (also documented in `PROTOCOL.md`).
+//! * [`worker`] — the embedded stdlib-only Python worker.
+//! * [`runtime`] — [`LocalRuntime`]: fresh process per call, deadline, limits, cleanup.
+//! * [`supervisor`], [`spawn`], [`workdir`] — the supervisor loop, the process-spawning seam,
+//!   the fresh working directory.
+//! * [`host`], [`enforcement`] — host probing and per-control enforcement plans/reports.
+//! * [`launcher`], [`seccomp`], [`cgroup`] — Linux mechanisms: namespaces, Landlock, rlimits,
+//!   seccomp-bpf, cgroup `pids.max`.
+//! * [`audit`] — one JSON line per call.
+
+pub mod audit;
+pub mod cgroup;
+pub mod enforcement;
+pub mod envelope;
+pub mod host;
+pub mod json_decode;
+pub mod launcher;
+pub mod protocol;
+pub mod request;
+pub mod runtime;
+pub mod seccomp;
+pub mod spawn;
+pub mod status;
+pub mod supervisor;
+pub mod worker;
+pub mod workdir;
 
 pub use apizr_ir as ir;
+pub use envelope::{Envelope, RESULT_SCHEMA_V1};
+pub use host::HostCapabilities;
+pub use request::{BindingParameter, CallRequest, Executable, ExecutionKind};
+pub use runtime::{CallOutcome, CallReport, LauncherLocation, LocalRuntime, RuntimeConfig};
+pub use status::Status;

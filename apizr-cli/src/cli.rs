@@ -1,0 +1,93 @@
+//! Command-line definitions (clap derive). Only argument shapes and help text live here; the
+//! commands themselves are in `inspect.rs` and `main.rs`.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap_complete::Shell;
+
+const ROOT_EXAMPLES: &str = "\
+Examples:
+  apizr inspect examples/pricing.py              readable report for one file
+  apizr inspect examples/pricing.py --format json
+  apizr inspect examples/notebook.ipynb --ir     only the Capability IR bytes
+  apizr inspect src/ --format json               every module under a directory
+  apizr completion bash > ~/.local/share/bash-completion/completions/apizr";
+
+const INSPECT_EXAMPLES: &str = "\
+Exit status:
+  0  every assessment is ready or conditional (or there are none)
+  1  an assessment is unsupported or ambiguous, or the IR has an error diagnostic;
+     for a directory: that holds for some module, or some file could not be inspected
+  2  the source could not be inspected (read, decoding, syntax, limits, module name,
+     notebook conversion), or the command line is invalid
+
+Examples:
+  apizr inspect pricing.py
+  apizr inspect pricing.py --format json > inspection.json
+  apizr inspect pricing.py --ir | sha256sum        equals the IR digest
+  apizr inspect my-file.py --module-name tools.pricing
+  apizr inspect analysis.ipynb --strip-magics
+  apizr inspect src/ --format text                 one line per module";
+
+/// apizr — turn Python functions into governed capabilities, without importing them.
+#[derive(Debug, Parser)]
+#[command(
+    name = "apizr",
+    version,
+    about = "Statically inspect Python files and notebooks into a Capability IR and readiness report",
+    after_help = ROOT_EXAMPLES,
+    arg_required_else_help = true,
+    propagate_version = true
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Inspect a Python file, a notebook or a directory (never imports or runs it)
+    #[command(after_help = INSPECT_EXAMPLES)]
+    Inspect(InspectArgs),
+    /// Print a shell completion script to stdout
+    #[command(after_help = "Example:\n  apizr completion zsh > ~/.zfunc/_apizr")]
+    Completion {
+        /// The shell to generate completions for
+        shell: Shell,
+    },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    /// A readable report
+    Text,
+    /// The canonical inspection envelope (for a directory: the project document)
+    Json,
+}
+
+#[derive(Debug, Args)]
+pub struct InspectArgs {
+    /// A `.py` file, a `.ipynb` notebook, or a directory to inspect recursively
+    pub source: PathBuf,
+
+    /// Output format
+    #[arg(long, value_enum, default_value_t = Format::Text, conflicts_with = "ir")]
+    pub format: Format,
+
+    /// Print only the canonical Capability IR bytes (their sha256 is the IR digest)
+    #[arg(long)]
+    pub ir: bool,
+
+    /// Logical dotted module name (default: the file stem); single files only
+    #[arg(long, value_name = "NAME")]
+    pub module_name: Option<String>,
+
+    /// Comment out IPython magics and shell lines in notebooks instead of refusing them
+    #[arg(long)]
+    pub strip_magics: bool,
+
+    /// Worker threads for a directory (default: all cores)
+    #[arg(long, value_name = "N", hide_short_help = true)]
+    pub threads: Option<usize>,
+}

@@ -1,0 +1,72 @@
+//! Overload markers (contract 2.7).
+//!
+//! A decorator is *marker-shaped* when it is the name `overload`, a name bound by an import of
+//! `typing.overload`, or any attribute access ending in `.overload`. A marker-shaped decorator is a
+//! real marker only when its root name has exactly one module binding, which is a direct module
+//! statement before the function and of the right import kind (`from typing import overload [as o]`
+//! for names, `import typing [as t]` for `t.overload`). Otherwise it is *ambiguous*, which makes the
+//! whole group unassociable (CAP-004). Observed against the oracle: `from typing_extensions import
+//! overload`, a relative `typing`, `import typing.x as t` and deeper attribute chains are ambiguous;
+//! `from foo import overload as o` used as `@o` is just an ordinary decorator.
+
+use ruff_python_ast::Expr;
+use ruff_text_size::TextSize;
+
+use super::bindings::{Binding, BindingKind, ModuleBindings};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Marker {
+    /// Not an overload marker at all.
+    None,
+    /// A provable `typing.overload`.
+    Marker,
+    /// Looks like an overload marker but its binding cannot be proven.
+    Ambiguous,
+}
+
+fn is_typing_overload_import(binding: &Binding) -> bool {
+    matches!(&binding.kind, BindingKind::ImportFrom { module, level: 0, name }
+        if module == "typing" && name == "overload")
+}
+
+fn is_typing_module_import(binding: &Binding) -> bool {
+    matches!(&binding.kind, BindingKind::Import { module, .. } if module == "typing")
+}
+
+/// The unique binding of `name` if it is a direct module statement placed before `def_start`.
+fn unique_earlier<'b>(
+    bindings: &'b ModuleBindings,
+    name: &str,
+    def_start: TextSize,
+) -> Option<&'b Binding> {
+    bindings
+        .unique(name)
+        .filter(|b| b.direct && b.offset < def_start)
+}
+
+/// Classify one decorator expression of a definition starting at `def_start`.
+pub fn classify(decorator: &Expr, bindings: &ModuleBindings, def_start: TextSize) -> Marker {
+    match decorator {
+        Expr::Name(name) => {
+            let id = name.id.as_str();
+            let shaped = id == "overload" || bindings.of(id).iter().any(is_typing_overload_import);
+            if !shaped {
+                return Marker::None;
+            }
+            match unique_earlier(bindings, id, def_start) {
+                Some(b) if is_typing_overload_import(b) => Marker::Marker,
+                _ => Marker::Ambiguous,
+            }
+        }
+        Expr::Attribute(attribute) if attribute.attr.as_str() == "overload" => {
+            let Expr::Name(root) = attribute.value.as_ref() else {
+                return Marker::Ambiguous;
+            };
+            match unique_earlier(bindings, root.id.as_str(), def_start) {
+                Some(b) if is_typing_module_import(b) => Marker::Marker,
+                _ => Marker::Ambiguous,
+            }
+        }
+        _ => Marker::None,
+    }
+}

@@ -1,0 +1,108 @@
+//! Signatures: parameters in binding order, declared types and defaults.
+//!
+//! Every expression text is CPython 3.11 `ast.unparse` output ([`crate::unparse::unparse`]).
+//! The annotation form is decided by the top AST node alone (contract 2.3); each annotation whose
+//! form is `unknown` is counted so the caller can emit one CAP-006 per occurrence.
+
+use apizr_ir::{
+    DeclaredType, Evidence, Expression, Parameter, ParameterKind, Returns, Signature, TypeForm,
+};
+use ruff_python_ast::{Expr, Operator, ParameterWithDefault, StmtFunctionDef};
+
+use crate::unparse::unparse;
+
+/// The form of an annotation, by its top node.
+pub fn type_form(expr: &Expr) -> TypeForm {
+    match expr {
+        Expr::Name(_) => TypeForm::Name,
+        Expr::Attribute(_) => TypeForm::Attribute,
+        Expr::Subscript(_) => TypeForm::Subscript,
+        Expr::BinOp(binop) if binop.op == Operator::BitOr => TypeForm::Union,
+        Expr::StringLiteral(_) => TypeForm::ForwardReference,
+        Expr::BytesLiteral(_)
+        | Expr::NumberLiteral(_)
+        | Expr::BooleanLiteral(_)
+        | Expr::NoneLiteral(_)
+        | Expr::EllipsisLiteral(_) => TypeForm::Literal,
+        _ => TypeForm::Unknown,
+    }
+}
+
+pub fn expression(expr: &Expr) -> Expression {
+    Expression {
+        declared: unparse(expr),
+        evidence: Evidence::Declared,
+    }
+}
+
+fn declared_type(expr: &Expr, unknown: &mut usize) -> DeclaredType {
+    let form = type_form(expr);
+    if form == TypeForm::Unknown {
+        *unknown += 1;
+    }
+    DeclaredType {
+        declared: unparse(expr),
+        form,
+        evidence: Evidence::Declared,
+    }
+}
+
+/// A function's signature and the number of `unknown`-form annotations in it.
+pub struct BuiltSignature {
+    pub signature: Signature,
+    pub unknown_annotations: usize,
+}
+
+/// True when the function takes `*args` or `**kwargs`.
+pub fn is_variadic(def: &StmtFunctionDef) -> bool {
+    def.parameters.vararg.is_some() || def.parameters.kwarg.is_some()
+}
+
+/// Build the signature of a non-variadic function.
+pub fn build_signature(def: &StmtFunctionDef) -> BuiltSignature {
+    let mut unknown = 0usize;
+    let params = &def.parameters;
+    let kinds = [
+        (&params.posonlyargs, ParameterKind::PositionalOnly),
+        (&params.args, ParameterKind::PositionalOrKeyword),
+        (&params.kwonlyargs, ParameterKind::KeywordOnly),
+    ];
+    let mut parameters = Vec::new();
+    for (list, kind) in kinds {
+        for parameter in list.iter() {
+            parameters.push(build_parameter(parameter, kind, &mut unknown));
+        }
+    }
+    let returns = Returns {
+        annotation: def.returns.as_deref().map(|e| declared_type(e, &mut unknown)),
+        enforcement: "none",
+    };
+    BuiltSignature {
+        signature: Signature {
+            parameters,
+            returns,
+        },
+        unknown_annotations: unknown,
+    }
+}
+
+fn build_parameter(
+    parameter: &ParameterWithDefault,
+    kind: ParameterKind,
+    unknown: &mut usize,
+) -> Parameter {
+    let annotation = parameter
+        .parameter
+        .annotation
+        .as_deref()
+        .map(|e| declared_type(e, unknown));
+    let default = parameter.default.as_deref().map(expression);
+    Parameter {
+        name: parameter.parameter.name.as_str().to_string(),
+        kind,
+        required: default.is_none(),
+        annotation,
+        default,
+        evidence: Evidence::Observed,
+    }
+}

@@ -1,0 +1,87 @@
+//! Launcher `probe` mode: try each mechanism once in a throwaway single-threaded process and
+//! print what worked as one JSON line. The supervisor caches the answer for the process.
+
+use landlock::{ABI, Access, AccessFs, LandlockStatus, Ruleset, RulesetAttr, RulesetStatus};
+use nix::sched::{CloneFlags, unshare};
+use serde::{Deserialize, Serialize};
+
+/// What the probe found. `user_ns` is true when namespaces needed (and got) a user namespace.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ProbeReport {
+    pub is_root: bool,
+    pub user_ns: bool,
+    pub net_ns: bool,
+    pub pid_ns: bool,
+    /// Kernel Landlock ABI (0 = unavailable).
+    pub landlock_abi: u32,
+    /// True when our requested rights are fully enforced (not best-effort partial).
+    pub landlock_full: bool,
+    pub seccomp_filter: bool,
+    pub errors: Vec<String>,
+}
+
+pub(super) fn run() -> i32 {
+    let report = probe();
+    match serde_json::to_string(&report) {
+        Ok(line) => {
+            println!("{line}");
+            0
+        }
+        Err(_) => super::SETUP_FAILED,
+    }
+}
+
+fn probe() -> ProbeReport {
+    let mut report = ProbeReport {
+        is_root: nix::unistd::Uid::effective().is_root(),
+        ..ProbeReport::default()
+    };
+    let both = CloneFlags::CLONE_NEWNET | CloneFlags::CLONE_NEWPID;
+    match unshare(both) {
+        Ok(()) => {
+            report.net_ns = true;
+            report.pid_ns = true;
+        }
+        Err(first) => match super::sandbox::enter_user_namespace() {
+            Ok(()) => {
+                report.user_ns = true;
+                report.net_ns = unshare(CloneFlags::CLONE_NEWNET).is_ok();
+                report.pid_ns = unshare(CloneFlags::CLONE_NEWPID).is_ok();
+            }
+            Err(second) => report
+                .errors
+                .push(format!("namespaces: {first}; with a user namespace: {second}")),
+        },
+    }
+    report.seccomp_filter = std::fs::read_to_string("/proc/self/status")
+        .map(|s| s.contains("Seccomp_filters:"))
+        .unwrap_or(false);
+    let abi = super::sandbox::LANDLOCK_ABI;
+    let restricted = Ruleset::default()
+        .handle_access(AccessFs::from_all(abi))
+        .and_then(|r| r.create())
+        .and_then(|r| r.restrict_self());
+    match restricted {
+        Ok(status) => {
+            report.landlock_full = status.ruleset == RulesetStatus::FullyEnforced;
+            if let LandlockStatus::Available {
+                effective_abi,
+                kernel_abi,
+            } = status.landlock
+            {
+                report.landlock_abi = kernel_abi
+                    .and_then(|v| u32::try_from(v).ok())
+                    .unwrap_or_else(|| abi_number(effective_abi));
+            }
+        }
+        Err(e) => report.errors.push(format!("landlock: {e}")),
+    }
+    report
+}
+
+fn abi_number(abi: ABI) -> u32 {
+    (1..=64)
+        .find(|n| ABI::from(*n) == abi)
+        .and_then(|n| u32::try_from(n).ok())
+        .unwrap_or(0)
+}

@@ -1,0 +1,95 @@
+//! What a caller (the planner behind `apizr execute`, a governed server) hands the runtime.
+//!
+//! The planner has already inspected the source, lowered TypeSpecs and validated the arguments
+//! (contract 5.5); the runtime does not re-plan. It re-checks what it can check cheaply and
+//! independently inside the worker: the executable digest, the binding shape against the code
+//! object, the input size, and per-TypeSpec conversion of JSON lists into tuples and sets.
+
+use std::collections::BTreeMap;
+
+use apizr_ir::json::Value;
+use apizr_ir::policy::PolicyV1;
+use apizr_ir::{Digest, ParameterKind, TypeSpec};
+
+/// Sync or async callable (`InvocationContract.execution`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExecutionKind {
+    Sync,
+    Async,
+}
+
+impl ExecutionKind {
+    pub fn wire_name(self) -> &'static str {
+        match self {
+            ExecutionKind::Sync => "sync",
+            ExecutionKind::Async => "async",
+        }
+    }
+}
+
+/// The executable Python bytes and the digest they are bound to.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Executable {
+    pub bytes: Vec<u8>,
+    /// The bound digest; the worker recomputes sha256 of `bytes` and compares.
+    pub digest: Digest,
+}
+
+impl Executable {
+    /// Bytes bound to their own digest (the normal case).
+    pub fn new(bytes: Vec<u8>) -> Self {
+        let digest = Digest::sha256(&bytes);
+        Executable { bytes, digest }
+    }
+}
+
+/// One parameter of the binding shape: `(name, kind, required)` plus its lowered type.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BindingParameter {
+    pub name: String,
+    pub kind: ParameterKind,
+    pub required: bool,
+    pub type_spec: TypeSpec,
+}
+
+/// One call of one capability under one policy.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CallRequest {
+    /// `python:<module>:<symbol>`; used for the audit record only.
+    pub capability_id: String,
+    pub executable: Executable,
+    /// Logical dotted module name.
+    pub module: String,
+    pub function: String,
+    pub execution: ExecutionKind,
+    /// Binding shape in signature order.
+    pub parameters: Vec<BindingParameter>,
+    /// Already-validated positional arguments (positional-only parameters, in order).
+    pub positional: Vec<Value>,
+    /// Already-validated keyword arguments.
+    pub keyword: BTreeMap<String, Value>,
+    pub policy: PolicyV1,
+}
+
+impl CallRequest {
+    /// `source/<module path>.py`, the file name code objects and tracebacks carry.
+    pub fn executable_path(&self) -> String {
+        format!("source/{}.py", self.module.replace('.', "/"))
+    }
+
+    /// The arguments as the JSON object the caller supplied (positional values under the
+    /// names of the positional parameters they fill). Its canonical size is what
+    /// `max_input_bytes` limits.
+    pub fn arguments_object(&self) -> Value {
+        let mut map = self.keyword.clone();
+        let positional_names = self
+            .parameters
+            .iter()
+            .filter(|p| p.kind != ParameterKind::KeywordOnly)
+            .map(|p| p.name.clone());
+        for (name, value) in positional_names.zip(self.positional.iter()) {
+            map.insert(name, value.clone());
+        }
+        Value::Object(map)
+    }
+}

@@ -1,0 +1,242 @@
+//! The supervisor loop for one worker process: write the request, read the bounded response,
+//! enforce the deadline, always kill the process group and reap.
+//!
+//! Threads instead of async: one writer (stdin), two readers (stdout bounded to
+//! `max_output + 9` bytes, stderr bounded for the report but drained to EOF) and one waiter
+//! (`wait()`), all reporting to one channel; the calling thread waits on that channel with the
+//! remaining time as timeout. Nothing polls, so a fast worker costs no tick latency.
+
+use std::io::{Read, Write};
+use std::os::unix::process::ExitStatusExt;
+use std::process::{ChildStderr, ChildStdout, ExitStatus};
+use std::sync::mpsc::{self, RecvTimeoutError, Sender};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use nix::sys::signal::{Signal, killpg};
+use nix::unistd::Pid;
+
+use crate::envelope::Envelope;
+use crate::protocol::{self, FrameError, HEADER_BYTES};
+use crate::spawn::{ProcessSpawner, SpawnSpec};
+use crate::status::Status;
+
+/// Captured stderr is kept up to this many bytes (the rest is read and dropped).
+pub const STDERR_CAPTURE_BYTES: usize = 64 * 1024;
+
+/// How one supervised process ended.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Supervised {
+    pub envelope: Envelope,
+    /// Exit status, when the process was reaped.
+    pub exit: Option<ExitStatus>,
+    pub stderr: Vec<u8>,
+    pub stderr_truncated: bool,
+    /// Why the frame was rejected, when it was.
+    pub protocol_error: Option<String>,
+    pub timed_out: bool,
+    /// Time from spawn to the response (or the end), for the report.
+    pub elapsed: Duration,
+}
+
+enum Event {
+    Stdout(Vec<u8>, bool),
+    Stderr(Vec<u8>, bool),
+    Exited(Option<ExitStatus>),
+}
+
+/// Run one worker process to completion under `deadline`.
+pub fn supervise(
+    spawner: &dyn ProcessSpawner,
+    spec: &SpawnSpec,
+    request_frame: Vec<u8>,
+    deadline: Instant,
+    max_output: u64,
+) -> Supervised {
+    let started = Instant::now();
+    let mut child = match spawner.spawn(spec) {
+        Ok(child) => child,
+        Err(e) => {
+            return Supervised {
+                envelope: Envelope::status(Status::WorkerFailed),
+                exit: None,
+                stderr: format!("spawn failed: {e}").into_bytes(),
+                stderr_truncated: false,
+                protocol_error: None,
+                timed_out: false,
+                elapsed: started.elapsed(),
+            };
+        }
+    };
+    let pgid = i32::try_from(child.id()).map(Pid::from_raw).ok();
+    let (tx, rx) = mpsc::channel::<Event>();
+    let writer = child.stdin.take().map(|mut stdin| {
+        thread::spawn(move || {
+            for chunk in request_frame.chunks(64 * 1024) {
+                if stdin.write_all(chunk).is_err() {
+                    break;
+                }
+            }
+        })
+    });
+    if let Some(stdout) = child.stdout.take() {
+        let tx = tx.clone();
+        let bound = max_output.saturating_add(HEADER_BYTES as u64 + 1);
+        thread::spawn(move || read_stdout(stdout, bound, tx));
+    }
+    if let Some(stderr) = child.stderr.take() {
+        let tx = tx.clone();
+        thread::spawn(move || read_stderr(stderr, tx));
+    }
+    {
+        let tx = tx.clone();
+        thread::spawn(move || {
+            let _ = tx.send(Event::Exited(child.wait().ok()));
+        });
+    }
+    drop(tx);
+
+    let mut stdout: Option<(Vec<u8>, bool)> = None;
+    let mut stderr: Option<(Vec<u8>, bool)> = None;
+    let mut exit: Option<Option<ExitStatus>> = None;
+    let mut timed_out = false;
+    while stdout.is_none() || exit.is_none() {
+        let Some(left) = deadline.checked_duration_since(Instant::now()) else {
+            timed_out = true;
+            break;
+        };
+        match rx.recv_timeout(left) {
+            Ok(Event::Stdout(bytes, overflow)) => {
+                stdout = Some((bytes, overflow));
+                if overflow {
+                    break;
+                }
+            }
+            Ok(Event::Stderr(bytes, truncated)) => stderr = Some((bytes, truncated)),
+            Ok(Event::Exited(status)) => {
+                exit = Some(status);
+                // Descendants may still hold the pipes: drop them with the group.
+                kill_group(pgid);
+            }
+            Err(RecvTimeoutError::Timeout) => {
+                timed_out = true;
+                break;
+            }
+            Err(RecvTimeoutError::Disconnected) => break,
+        }
+    }
+    let elapsed = started.elapsed();
+    kill_group(pgid);
+    // Reap (the group is dead; this returns promptly) and collect stderr briefly.
+    let reap_deadline = Instant::now() + Duration::from_secs(5);
+    while exit.is_none() || stderr.is_none() {
+        let limit = if exit.is_none() {
+            reap_deadline
+        } else {
+            (Instant::now() + Duration::from_millis(100)).min(reap_deadline)
+        };
+        let Some(left) = limit.checked_duration_since(Instant::now()) else {
+            break;
+        };
+        match rx.recv_timeout(left) {
+            Ok(Event::Exited(status)) => exit = Some(status),
+            Ok(Event::Stderr(bytes, truncated)) => stderr = Some((bytes, truncated)),
+            Ok(Event::Stdout(..)) => {}
+            Err(_) => break,
+        }
+    }
+    if let Some(writer) = writer {
+        let _ = writer.join();
+    }
+    let exit = exit.flatten();
+    let (stderr, stderr_truncated) = stderr.unwrap_or_default();
+    let (envelope, protocol_error) = classify(timed_out, stdout, exit, max_output);
+    Supervised {
+        envelope,
+        exit,
+        stderr,
+        stderr_truncated,
+        protocol_error,
+        timed_out,
+        elapsed,
+    }
+}
+
+fn classify(
+    timed_out: bool,
+    stdout: Option<(Vec<u8>, bool)>,
+    exit: Option<ExitStatus>,
+    max_output: u64,
+) -> (Envelope, Option<String>) {
+    if timed_out {
+        return (Envelope::status(Status::Timeout), None);
+    }
+    let Some((bytes, overflow)) = stdout else {
+        return (
+            Envelope::status(Status::WorkerFailed),
+            Some("stdout never closed".into()),
+        );
+    };
+    if overflow {
+        return (
+            Envelope::status(Status::OutputLimit),
+            Some("worker wrote past the output limit".into()),
+        );
+    }
+    match exit {
+        Some(status) if status.success() => {}
+        other => {
+            let what = other.map_or("not reaped".to_string(), describe_exit);
+            return (Envelope::status(Status::WorkerFailed), Some(what));
+        }
+    }
+    match protocol::decode_response(&bytes, max_output) {
+        Ok(envelope) => (envelope, None),
+        Err(e @ FrameError::Oversized(_)) => {
+            (Envelope::status(Status::OutputLimit), Some(e.to_string()))
+        }
+        Err(e) => (Envelope::status(Status::WorkerFailed), Some(e.to_string())),
+    }
+}
+
+/// `exit N` or `signal N`.
+pub fn describe_exit(status: ExitStatus) -> String {
+    match (status.code(), status.signal()) {
+        (Some(code), _) => format!("exit {code}"),
+        (None, Some(sig)) => format!("signal {sig}"),
+        _ => "unknown".into(),
+    }
+}
+
+fn kill_group(pgid: Option<Pid>) {
+    if let Some(pgid) = pgid {
+        let _ = killpg(pgid, Signal::SIGKILL);
+    }
+}
+
+fn read_stdout(mut stdout: ChildStdout, bound: u64, tx: Sender<Event>) {
+    let mut buf = Vec::new();
+    let overflow = match (&mut stdout).take(bound).read_to_end(&mut buf) {
+        Ok(_) => buf.len() as u64 >= bound,
+        Err(_) => false,
+    };
+    let _ = tx.send(Event::Stdout(buf, overflow));
+}
+
+fn read_stderr(mut stderr: ChildStderr, tx: Sender<Event>) {
+    let mut kept = Vec::new();
+    let mut truncated = false;
+    let mut chunk = [0u8; 8192];
+    loop {
+        match stderr.read(&mut chunk) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => {
+                let room = STDERR_CAPTURE_BYTES.saturating_sub(kept.len());
+                let take = n.min(room);
+                kept.extend_from_slice(chunk.get(..take).unwrap_or_default());
+                truncated |= take < n;
+            }
+        }
+    }
+    let _ = tx.send(Event::Stderr(kept, truncated));
+}

@@ -1,0 +1,401 @@
+# apizr worker, protocol apizr.worker/v1 (see PROTOCOL.md in apizr-runtime).
+#
+# Stdlib only; run as `python3 -I -S -c <this file>` in a fresh working directory.
+# One framed request on stdin, one framed response on a private duplicate of the original
+# stdout. fd 1 is pointed at stderr first, so nothing user code prints can corrupt the frame.
+import os
+
+_OUT = os.dup(1)
+os.dup2(2, 1)
+
+import _signal
+import binascii
+import hashlib
+import json
+import sys
+import types
+
+PROTOCOL = "apizr.worker/v1"
+SCHEMA = "apizr.execution-result/v1"
+MAX_REQUEST = 64 * 1024 * 1024
+MAX_NODES = 100000
+MAX_DEPTH = 64
+_MAIN_PID = os.getpid()
+_INF = float("inf")
+# Captured before user code runs, so a module that monkeypatches os or json cannot change how
+# the response is written.
+_dumps = json.dumps
+_write = os.write
+_exit = os._exit
+_getpid = os.getpid
+
+CO_VARARGS = 0x04
+CO_VARKEYWORDS = 0x08
+CO_GENERATOR = 0x20
+CO_COROUTINE = 0x80
+CO_ITERABLE_COROUTINE = 0x100
+CO_ASYNC_GENERATOR = 0x200
+
+
+class _Fail(Exception):
+    def __init__(self, status):
+        Exception.__init__(self, status)
+        self.status = status
+
+
+class _Mismatch(Exception):
+    pass
+
+
+def _canon(value):
+    text = _dumps(
+        value, sort_keys=True, ensure_ascii=False, separators=(",", ":"), allow_nan=False
+    )
+    return text.encode("utf-8") + b"\n"
+
+
+def _respond(status, value, limit):
+    if _getpid() != _MAIN_PID:
+        # A process forked by user code never speaks for the worker.
+        _exit(0)
+    body = _canon({"schema_version": SCHEMA, "status": status, "value": value})
+    if len(body) > limit:
+        body = _canon({"schema_version": SCHEMA, "status": "output_limit", "value": None})
+    frame = memoryview(len(body).to_bytes(8, "big") + body)
+    try:
+        sys.stderr.flush()
+        sys.stdout.flush()
+    except BaseException:
+        pass
+    try:
+        while frame:
+            frame = frame[_write(_OUT, frame):]
+    except BaseException:
+        _exit(1)
+    _exit(0)
+
+
+def _read_request():
+    chunks = []
+    total = 0
+    while True:
+        chunk = os.read(0, 1 << 20)
+        if not chunk:
+            break
+        total += len(chunk)
+        if total > MAX_REQUEST + 9:
+            raise _Fail("worker_failed")
+        chunks.append(chunk)
+    data = b"".join(chunks)
+    if len(data) < 8:
+        raise _Fail("worker_failed")
+    size = int.from_bytes(data[:8], "big")
+    if size > MAX_REQUEST or len(data) != 8 + size or not data.endswith(b"\n"):
+        raise _Fail("worker_failed")
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.close(null)
+
+    def no_constants(name):
+        raise ValueError(name)
+
+    request = json.loads(data[8:].decode("utf-8"), parse_constant=no_constants)
+    if type(request) is not dict or request.get("protocol") != PROTOCOL:
+        raise _Fail("worker_failed")
+    return request
+
+
+def _input_size_ok(params, arguments, max_input):
+    payload = {}
+    positional = [p["name"] for p in params if p["kind"] != "keyword_only"]
+    if len(arguments["positional"]) > len(positional):
+        return False
+    for name, value in zip(positional, arguments["positional"]):
+        payload[name] = value
+    for name, value in arguments["keyword"].items():
+        if name in payload:
+            return False
+        payload[name] = value
+    return len(_canon(payload)) <= max_input
+
+
+def _install_seccomp(programs):
+    import ctypes
+
+    class _Fprog(ctypes.Structure):
+        _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    ulong = ctypes.c_ulong
+    if libc.prctl(ctypes.c_int(38), ulong(1), ulong(0), ulong(0), ulong(0)) != 0:
+        raise _Fail("policy_refused")
+    keep = []
+    for text in programs:
+        raw = bytes.fromhex(text)
+        if not raw or len(raw) % 8:
+            raise _Fail("worker_failed")
+        buf = ctypes.create_string_buffer(raw, len(raw))
+        prog = _Fprog(len(raw) // 8, ctypes.cast(buf, ctypes.c_void_p))
+        keep.append((buf, prog))
+        if libc.prctl(ctypes.c_int(22), ulong(2), ctypes.byref(prog), ulong(0), ulong(0)) != 0:
+            raise _Fail("policy_refused")
+
+
+def _load_module(name, path, source):
+    parts = name.split(".")
+    parent = None
+    for i in range(1, len(parts)):
+        pkg_name = ".".join(parts[:i])
+        pkg = types.ModuleType(pkg_name)
+        pkg.__path__ = []
+        pkg.__package__ = pkg_name
+        sys.modules[pkg_name] = pkg
+        if parent is not None:
+            setattr(parent, parts[i - 1], pkg)
+        parent = pkg
+    module = types.ModuleType(name)
+    module.__file__ = path
+    module.__package__ = ".".join(parts[:-1])
+    sys.modules[name] = module
+    if parent is not None:
+        setattr(parent, parts[-1], module)
+    try:
+        code = compile(source, path, "exec", dont_inherit=True)
+        exec(code, module.__dict__)
+    except BaseException:
+        _print_exception()
+        raise _Fail("execution_failed")
+    return module
+
+
+def _verify_binding(func, execution, params):
+    if type(func) is not types.FunctionType:
+        raise _Fail("binding_failed")
+    code = func.__code__
+    flags = code.co_flags
+    bad = CO_VARARGS | CO_VARKEYWORDS | CO_GENERATOR | CO_ASYNC_GENERATOR | CO_ITERABLE_COROUTINE
+    if flags & bad:
+        raise _Fail("binding_failed")
+    if bool(flags & CO_COROUTINE) != (execution == "async"):
+        raise _Fail("binding_failed")
+    npos = code.co_argcount
+    names = code.co_varnames[: npos + code.co_kwonlyargcount]
+    defaults = func.__defaults__ or ()
+    kwdefaults = func.__kwdefaults__ or {}
+    actual = []
+    for i, pname in enumerate(names[:npos]):
+        kind = "positional_only" if i < code.co_posonlyargcount else "positional_or_keyword"
+        actual.append((pname, kind, i < npos - len(defaults)))
+    for pname in names[npos:]:
+        actual.append((pname, "keyword_only", pname not in kwdefaults))
+    expected = [(p["name"], p["kind"], p["required"] is True) for p in params]
+    if actual != expected:
+        raise _Fail("binding_failed")
+
+
+def _item(spec, index=0):
+    items = spec.get("items") or []
+    return items[index] if index < len(items) else {"kind": "any"}
+
+
+def _convert(value, spec):
+    kind = spec.get("kind")
+    t = type(value)
+    if kind == "any":
+        return value
+    if kind == "int":
+        if t is int:
+            return value
+        if t is float and value.is_integer():
+            return int(value)
+    elif kind == "float":
+        if t is int or t is float:
+            try:
+                f = float(value)
+            except OverflowError:
+                raise _Mismatch()
+            if f == f and f not in (_INF, -_INF):
+                return f
+    elif kind == "str":
+        if t is str:
+            return value
+    elif kind == "bool":
+        if t is bool:
+            return value
+    elif kind == "null":
+        if value is None:
+            return None
+    elif kind == "list":
+        if t is list:
+            return [_convert(v, _item(spec)) for v in value]
+    elif kind == "dict":
+        if t is dict:
+            return {k: _convert(v, _item(spec)) for k, v in value.items()}
+    elif kind == "tuple":
+        if t is list:
+            if spec.get("variadic"):
+                return tuple(_convert(v, _item(spec)) for v in value)
+            if len(value) == len(spec.get("items") or []):
+                return tuple(_convert(v, _item(spec, i)) for i, v in enumerate(value))
+    elif kind == "set":
+        if t is list:
+            out = set()
+            for v in value:
+                member = _convert(v, _item(spec))
+                try:
+                    if member in out:
+                        raise _Mismatch()
+                except TypeError:
+                    raise _Mismatch()
+                out.add(member)
+            return out
+    elif kind == "union":
+        for member in spec.get("items") or []:
+            try:
+                return _convert(value, member)
+            except _Mismatch:
+                continue
+    elif kind == "literal":
+        for choice in spec.get("values") or []:
+            c = type(choice)
+            if c is bool or t is bool:
+                if c is t and choice == value:
+                    return choice
+            elif c in (int, float) and t in (int, float):
+                if choice == value:
+                    return choice
+            elif c is t and choice == value:
+                return choice
+    elif kind == "object":
+        if t is dict:
+            fields = {f["name"]: f for f in spec.get("fields") or []}
+            if any(k not in fields for k in value):
+                raise _Mismatch()
+            out = {}
+            for fname, field in fields.items():
+                if fname in value:
+                    out[fname] = _convert(value[fname], field["type"])
+                elif field.get("required"):
+                    raise _Mismatch()
+            return out
+    raise _Mismatch()
+
+
+def _normalise(value):
+    budget = [MAX_NODES]
+
+    def walk(x, depth):
+        budget[0] -= 1
+        if budget[0] < 0 or depth > MAX_DEPTH:
+            raise _Fail("result_invalid")
+        if x is None or x is True or x is False:
+            return x
+        if isinstance(x, str):
+            return str.__str__(x)
+        if isinstance(x, int):
+            return int.__int__(x)
+        if isinstance(x, float):
+            f = float.__float__(x)
+            if f != f or f in (_INF, -_INF):
+                raise _Fail("result_invalid")
+            return f
+        if isinstance(x, (list, tuple)):
+            return [walk(item, depth + 1) for item in x]
+        if isinstance(x, dict):
+            out = {}
+            for key, item in x.items():
+                if not isinstance(key, str):
+                    raise _Fail("result_invalid")
+                budget[0] -= 1
+                out[str.__str__(key)] = walk(item, depth + 1)
+            return out
+        raise _Fail("result_invalid")
+
+    return walk(value, 1)
+
+
+def _print_exception():
+    try:
+        import traceback
+
+        traceback.print_exc(file=sys.stderr)
+    except BaseException:
+        pass
+
+
+def _on_cpu_limit(signum, frame):
+    # RLIMIT_CPU soft limit reached. As PID 1 of a PID namespace the kernel would drop the
+    # default action, so exit explicitly with the shell's "killed by SIGXCPU" code.
+    _exit(128 + signum)
+
+
+def _main():
+    limit = 128
+    if hasattr(_signal, "SIGXCPU"):
+        _signal.signal(_signal.SIGXCPU, _on_cpu_limit)
+    try:
+        request = _read_request()
+        limits = request["limits"]
+        limit = int(limits["max_output_bytes"])
+        call = request["call"]
+        params = request["parameters"]
+        arguments = request["arguments"]
+        if not _input_size_ok(params, arguments, int(limits["max_input_bytes"])):
+            raise _Fail("invalid_input")
+        executable = request["executable"]
+        source = binascii.a2b_base64(executable["base64"].encode("ascii"), strict_mode=True)
+        digest = executable["digest"]
+        if digest.get("algorithm") != "sha256" or hashlib.sha256(source).hexdigest() != digest.get(
+            "value"
+        ):
+            raise _Fail("source_mismatch")
+        execution = call["execution"]
+        if execution == "async":
+            import asyncio
+        name = call["module"]
+        parts = name.split(".")
+        if any(".".join(parts[:i]) in sys.modules for i in range(1, len(parts) + 1)):
+            raise _Fail("binding_failed")
+        if request.get("seccomp"):
+            _install_seccomp(request["seccomp"])
+        os.environ["APIZR_SERVED_PROCESS"] = "1"
+        module = _load_module(name, call["path"], source)
+        func = module.__dict__.get(call["function"])
+        _verify_binding(func, execution, params)
+        by_name = {p["name"]: p["type"] for p in params}
+        positional_params = [p for p in params if p["kind"] != "keyword_only"]
+        try:
+            args = [
+                _convert(v, p["type"]) for v, p in zip(arguments["positional"], positional_params)
+            ]
+            kwargs = {}
+            for k, v in arguments["keyword"].items():
+                if k not in by_name:
+                    raise _Mismatch()
+                kwargs[k] = _convert(v, by_name[k])
+        except _Mismatch:
+            raise _Fail("invalid_input")
+        try:
+            if execution == "async":
+                result = asyncio.run(func(*args, **kwargs))
+            else:
+                result = func(*args, **kwargs)
+        except BaseException:
+            _print_exception()
+            raise _Fail("execution_failed")
+        try:
+            value = _normalise(result)
+            _canon(value)
+        except _Fail:
+            raise
+        except BaseException:
+            raise _Fail("result_invalid")
+        _respond("success", value, limit)
+    except _Fail as failure:
+        _respond(failure.status, None, limit)
+    except BaseException:
+        _print_exception()
+        _respond("worker_failed", None, limit)
+
+
+_main()

@@ -1,0 +1,129 @@
+//! Shared helpers for the integration tests: real CPython workers through the real launcher.
+#![allow(dead_code)]
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use apizr_runtime::ir::json::Value;
+use apizr_runtime::ir::policy::PolicyV1;
+use apizr_runtime::ir::{ParameterKind, TypeKind, TypeSpec};
+use apizr_runtime::{
+    BindingParameter, CallOutcome, CallRequest, Executable, ExecutionKind, LauncherLocation,
+    LocalRuntime, RuntimeConfig,
+};
+
+static SEQ: AtomicU64 = AtomicU64::new(0);
+
+/// A temp root unique to one test, so /proc scans can find exactly this test's processes.
+pub fn temp_root(tag: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!(
+        "apizr-rt-test-{}-{}-{tag}",
+        std::process::id(),
+        SEQ.fetch_add(1, Ordering::Relaxed)
+    ));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+pub fn runtime_in(root: &Path) -> LocalRuntime {
+    LocalRuntime::new(RuntimeConfig {
+        launcher: LauncherLocation::Binary(PathBuf::from(env!("CARGO_BIN_EXE_apizr-launch"))),
+        temp_root: root.to_path_buf(),
+        ..RuntimeConfig::default()
+    })
+}
+
+pub fn runtime() -> LocalRuntime {
+    runtime_in(&temp_root("rt"))
+}
+
+pub fn policy(text: &str) -> PolicyV1 {
+    PolicyV1::from_json(&serde_json::from_str(text).unwrap()).unwrap()
+}
+
+pub fn ts(kind: TypeKind) -> TypeSpec {
+    TypeSpec::simple(kind)
+}
+
+pub fn ts_items(kind: TypeKind, items: Vec<TypeSpec>, variadic: bool) -> TypeSpec {
+    TypeSpec {
+        items,
+        variadic,
+        ..TypeSpec::simple(kind)
+    }
+}
+
+pub fn param(name: &str, kind: ParameterKind, required: bool, type_spec: TypeSpec) -> BindingParameter {
+    BindingParameter {
+        name: name.into(),
+        kind,
+        required,
+        type_spec,
+    }
+}
+
+/// A call of `function` in module `module` with keyword arguments only.
+pub fn call(source: &str, function: &str, params: Vec<BindingParameter>, kwargs: &[(&str, Value)]) -> CallRequest {
+    let execution = if source.contains(&format!("async def {function}")) {
+        ExecutionKind::Async
+    } else {
+        ExecutionKind::Sync
+    };
+    CallRequest {
+        capability_id: format!("python:m:{function}"),
+        executable: Executable::new(source.as_bytes().to_vec()),
+        module: "m".into(),
+        function: function.into(),
+        execution,
+        parameters: params,
+        positional: vec![],
+        keyword: kwargs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.clone()))
+            .collect::<BTreeMap<_, _>>(),
+        policy: PolicyV1::default(),
+    }
+}
+
+/// A zero-argument call.
+pub fn call0(source: &str, function: &str) -> CallRequest {
+    call(source, function, vec![], &[])
+}
+
+pub fn status(outcome: &CallOutcome) -> &'static str {
+    outcome.envelope.status.wire_name()
+}
+
+pub fn envelope_text(outcome: &CallOutcome) -> String {
+    String::from_utf8(outcome.envelope.canonical_bytes().unwrap()).unwrap()
+}
+
+/// PIDs of live processes whose working directory is under `root` or whose command line
+/// contains `marker`.
+pub fn processes_of(root: &Path, marker: &str) -> Vec<(i32, String)> {
+    let root = root.to_string_lossy().to_string();
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<i32>() else {
+            continue;
+        };
+        if pid == std::process::id() as i32 {
+            continue;
+        }
+        let stat = std::fs::read_to_string(entry.path().join("stat")).unwrap_or_default();
+        if stat.contains(") Z ") {
+            continue;
+        }
+        let cmdline = std::fs::read(entry.path().join("cmdline"))
+            .map(|b| String::from_utf8_lossy(&b).replace('\0', " "))
+            .unwrap_or_default();
+        let cwd = std::fs::read_link(entry.path().join("cwd"))
+            .map(|p| p.to_string_lossy().to_string())
+            .unwrap_or_default();
+        if cwd.starts_with(&root) || (!marker.is_empty() && cmdline.contains(marker)) {
+            found.push((pid, cmdline.chars().take(80).collect()));
+        }
+    }
+    found
+}
