@@ -35,7 +35,7 @@ def outcome(expr_node):
     try:
         return {"out": ast.unparse(expr_node)}
     except Exception as exc:  # ValueError for backslashes / huge ints
-        return {"error": type(exc).__name__}
+        return {"error": f"{type(exc).__name__}: {exc}"}
 
 
 # ---------------------------------------------------------------- vectors

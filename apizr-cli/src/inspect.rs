@@ -103,7 +103,7 @@ fn run_dir(args: &InspectArgs) -> anyhow::Result<ExitCode> {
     };
     let show_progress = std::io::stderr().is_terminal();
     let progress = |p: Progress| {
-        if show_progress && (p.done == p.total || p.done % 16 == 0) {
+        if show_progress && (p.done == p.total || p.done.is_multiple_of(16)) {
             eprint!("\r\x1b[2Kinspecting: {}/{} files", p.done, p.total);
         }
     };

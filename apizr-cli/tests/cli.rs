@@ -3,6 +3,8 @@
 //! Single-file behaviour (exit codes, output modes, error rendering) and the directory mode
 //! (module naming, skipping rules, determinism, symlinks, isolation of failures).
 
+#![allow(clippy::unwrap_used, reason = "a failed unwrap is a failed test")]
+
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

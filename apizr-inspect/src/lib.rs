@@ -12,11 +12,13 @@
 //! 6. [`readiness`] — the 19 reason codes and TypedDict proofs → [`apizr_ir::ReadinessReport`].
 //! 7. [`unparse`] — the CPython 3.11 `ast.unparse` port used for every `declared` text.
 //! 8. [`project`] — a whole directory, inspected in parallel.
+//! 9. [`interface`] — InvocationContracts of eligible capabilities and selection (contract 5).
 
 pub mod budget;
 pub mod decode;
 pub mod discovery;
 pub mod error;
+pub mod interface;
 pub mod module;
 pub mod notebook;
 pub mod project;
@@ -59,6 +61,17 @@ pub fn inspect_bytes(
     module: &str,
     options: InspectOptions,
 ) -> Result<Outcome, InspectError> {
+    inspect_bytes_parsed(bytes, kind, module, options).map(|(outcome, _)| outcome)
+}
+
+/// [`inspect_bytes`] that also returns the parsed module: interface planning lowers
+/// annotations from the AST with the module's name resolution ([`interface`]).
+pub fn inspect_bytes_parsed(
+    bytes: &[u8],
+    kind: SourceKind,
+    module: &str,
+    options: InspectOptions,
+) -> Result<(Outcome, ParsedModule), InspectError> {
     let module = source::validate_module_name(module)?;
     if bytes.len() as u64 > source::MAX_SOURCE_BYTES {
         return Err(InspectError::TooLarge {
@@ -97,7 +110,7 @@ pub fn inspect_bytes(
     let readiness = readiness::assess(&parsed, &ir, ir_digest.clone());
     let readiness_digest = Digest::sha256(&apizr_ir::canonical_bytes(&readiness)?);
     debug_assert_eq!(ir.schema_version, CAPABILITY_SCHEMA);
-    Ok(Outcome {
+    let outcome = Outcome {
         inspection: Inspection {
             capability_ir: ir,
             ir_digest,
@@ -106,7 +119,8 @@ pub fn inspect_bytes(
             schema_version: INSPECTION_SCHEMA,
         },
         notes,
-    })
+    };
+    Ok((outcome, parsed))
 }
 
 /// Read and inspect one file. `module` overrides the default (the file stem).

@@ -83,7 +83,10 @@ fn resolve(path: &Path) -> Result<PathBuf, InspectError> {
                 .map(|m| m.file_type().is_symlink())
                 .unwrap_or(false);
             if dangling {
-                Err(read_error(path, "dangling symbolic link (its target does not exist)"))
+                Err(read_error(
+                    path,
+                    "dangling symbolic link (its target does not exist)",
+                ))
             } else {
                 Err(read_error(path, "no such file or directory"))
             }
@@ -226,7 +229,9 @@ mod tests {
         for ok in ["a.py", "x.tar.py", "..py", "n.ipynb", "dir/x.py/"] {
             assert!(source_kind(Path::new(ok)).is_ok(), "{ok}");
         }
-        for bad in ["", ".py", "x.PY", "x.pyw", "x.txt", "x", "x.py.txt", "x.ipynb~"] {
+        for bad in [
+            "", ".py", "x.PY", "x.pyw", "x.txt", "x", "x.py.txt", "x.ipynb~",
+        ] {
             assert!(source_kind(Path::new(bad)).is_err(), "{bad}");
         }
     }

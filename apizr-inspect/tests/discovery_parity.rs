@@ -8,6 +8,8 @@
 //! * `structure_parity` — the same comparison with every `declared` string blanked, so discovery
 //!   structure (capabilities, spans, kinds, forms, diagnostics, ordering) is checked on its own.
 
+#![allow(clippy::unwrap_used)]
+
 use std::path::{Path, PathBuf};
 
 use apizr_inspect::{InspectOptions, inspect_bytes};
@@ -134,8 +136,8 @@ fn byte_parity() {
 #[ignore = "needs the oracle and DISCOVERY_ADHOC_DIR"]
 fn adhoc() {
     let dir = PathBuf::from(std::env::var("DISCOVERY_ADHOC_DIR").unwrap());
-    let oracle = std::env::var("APIZR_ORACLE")
-        .unwrap_or_else(|_| "/work/oracle-venv/bin/apizr".to_string());
+    let oracle =
+        std::env::var("APIZR_ORACLE").unwrap_or_else(|_| "/work/oracle-venv/bin/apizr".to_string());
     let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
         .unwrap()
         .map(|e| e.unwrap().path())
@@ -169,6 +171,10 @@ fn adhoc() {
             }
         }
     }
-    eprintln!("adhoc parity: {}/{}", files.len() - failures.len(), files.len());
+    eprintln!(
+        "adhoc parity: {}/{}",
+        files.len() - failures.len(),
+        files.len()
+    );
     assert!(failures.is_empty(), "mismatches: {failures:?}");
 }

@@ -93,7 +93,10 @@ fn decoding_errors_are_precise() {
     let err = py(b"x = 1\0\n").err().unwrap();
     assert!(err.to_string().contains("null bytes"), "{err}");
     let err = py(b"# coding: klingon\n").err().unwrap();
-    assert!(err.to_string().contains("unknown encoding: klingon"), "{err}");
+    assert!(
+        err.to_string().contains("unknown encoding: klingon"),
+        "{err}"
+    );
     let ok = py(b"# -*- coding: latin-1 -*-\ndef f(a='\xe9'): pass\n").unwrap();
     assert_eq!(ok.inspection.capability_ir.capabilities.len(), 1);
 }
@@ -102,20 +105,41 @@ fn decoding_errors_are_precise() {
 fn structure_limits() {
     let nested = |n: usize| format!("x = {}{}\n", "[".repeat(n), "]".repeat(n));
     assert!(py(nested(126).as_bytes()).is_ok());
-    assert!(matches!(py(nested(127).as_bytes()), Err(InspectError::StructureLimit { .. })));
-    assert!(matches!(py(nested(200).as_bytes()), Err(InspectError::StructureLimit { .. })));
-    assert!(matches!(py(nested(201).as_bytes()), Err(InspectError::Syntax { .. })));
+    assert!(matches!(
+        py(nested(127).as_bytes()),
+        Err(InspectError::StructureLimit { .. })
+    ));
+    assert!(matches!(
+        py(nested(200).as_bytes()),
+        Err(InspectError::StructureLimit { .. })
+    ));
+    assert!(matches!(
+        py(nested(201).as_bytes()),
+        Err(InspectError::Syntax { .. })
+    ));
     let many = "x = 1\n".repeat(25_000);
-    assert!(matches!(py(many.as_bytes()), Err(InspectError::StructureLimit { .. })));
+    assert!(matches!(
+        py(many.as_bytes()),
+        Err(InspectError::StructureLimit { .. })
+    ));
 }
 
 #[test]
 fn module_names_and_notebook_roots() {
-    let bad = inspect_bytes(b"", SourceKind::Python, "my-file", InspectOptions::default());
+    let bad = inspect_bytes(
+        b"",
+        SourceKind::Python,
+        "my-file",
+        InspectOptions::default(),
+    );
     assert!(matches!(bad, Err(InspectError::ModuleName { .. })));
-    let err = inspect_bytes(b"[]", SourceKind::Notebook, "nb", InspectOptions::default()).err().unwrap();
+    let err = inspect_bytes(b"[]", SourceKind::Notebook, "nb", InspectOptions::default())
+        .err()
+        .unwrap();
     assert!(err.to_string().contains("must be an object"), "{err}");
-    let err = inspect_bytes(b"{", SourceKind::Notebook, "nb", InspectOptions::default()).err().unwrap();
+    let err = inspect_bytes(b"{", SourceKind::Notebook, "nb", InspectOptions::default())
+        .err()
+        .unwrap();
     assert!(err.to_string().contains("not valid JSON"), "{err}");
 }
 
@@ -135,22 +159,43 @@ fn deep_inputs() -> Vec<String> {
         out.push(format!("x = {}\n", "(".repeat(n)));
         out.push(format!("x = {}\n", "f'{".repeat(n / 3)));
         out.push(format!("x = {}1\n", "await ".repeat(n / 6)));
-        out.push(format!("if x:\n{}", (1..200).map(|i| format!("{}if x:\n", " ".repeat(i))).collect::<String>()));
+        out.push(format!(
+            "if x:\n{}",
+            (1..200)
+                .map(|i| format!("{}if x:\n", " ".repeat(i)))
+                .collect::<String>()
+        ));
         out.push("if a: pass\n".to_string() + &"elif b: pass\n".repeat(n / 10));
-        out.push(format!("x = a{}\n", " and a".repeat(n / 6)));
     }
     out
 }
 
-fn run_all(inputs: &[String]) {
+/// Wide but flat: accepted or refused by the node budget, never a crash.
+fn wide_inputs() -> Vec<String> {
+    [10_000usize, 100_000, 1_000_000]
+        .iter()
+        .map(|n| format!("x = a{}\n", " and a".repeat(n / 6)))
+        .collect()
+}
+
+fn run_all(inputs: &[String], must_fail: bool) {
     for source in inputs {
         let result = py(source.as_bytes());
-        assert!(result.is_err(), "{} accepted", &source[..30.min(source.len())]);
+        assert!(
+            !must_fail || result.is_err(),
+            "{} accepted",
+            &source[..30.min(source.len())]
+        );
         let nb = serde_json::json!({"cells": [{"cell_type": "code", "execution_count": null,
             "metadata": {}, "outputs": [], "source": source}], "metadata": {},
             "nbformat": 4, "nbformat_minor": 4})
         .to_string();
-        let _ = inspect_bytes(nb.as_bytes(), SourceKind::Notebook, "nb", InspectOptions::default());
+        let _ = inspect_bytes(
+            nb.as_bytes(),
+            SourceKind::Notebook,
+            "nb",
+            InspectOptions::default(),
+        );
     }
 }
 
@@ -159,7 +204,10 @@ fn deep_nesting_never_overflows_a_small_stack() {
     let inputs = deep_inputs();
     std::thread::Builder::new()
         .stack_size(2 * 1024 * 1024)
-        .spawn(move || run_all(&inputs))
+        .spawn(move || {
+            run_all(&inputs, true);
+            run_all(&wide_inputs(), false);
+        })
         .unwrap()
         .join()
         .unwrap();
@@ -167,7 +215,8 @@ fn deep_nesting_never_overflows_a_small_stack() {
 
 #[test]
 fn deep_nesting_never_overflows_the_test_thread() {
-    run_all(&deep_inputs());
+    run_all(&deep_inputs(), true);
+    run_all(&wide_inputs(), false);
 }
 
 mod fuzz {
@@ -176,9 +225,43 @@ mod fuzz {
 
     fn pythonish() -> impl Strategy<Value = String> {
         let atoms = prop::sample::select(vec![
-            "x", "1", "(", ")", "[", "]", "{", "}", "-", "not ", "lambda: ", ".a", "**", " if ",
-            " else ", ",", ":", "\n", "    ", "'", "\"", "f'", "{x}", "#", "\\\n", "%", "!", "?",
-            "def f(a=1):\n", "class A:\n", "\r\n", "\r", "é", "\u{0}", "await ", "yield ", ";",
+            "x",
+            "1",
+            "(",
+            ")",
+            "[",
+            "]",
+            "{",
+            "}",
+            "-",
+            "not ",
+            "lambda: ",
+            ".a",
+            "**",
+            " if ",
+            " else ",
+            ",",
+            ":",
+            "\n",
+            "    ",
+            "'",
+            "\"",
+            "f'",
+            "{x}",
+            "#",
+            "\\\n",
+            "%",
+            "!",
+            "?",
+            "def f(a=1):\n",
+            "class A:\n",
+            "\r\n",
+            "\r",
+            "é",
+            "\u{0}",
+            "await ",
+            "yield ",
+            ";",
         ]);
         prop::collection::vec(atoms, 0..200).prop_map(|parts| parts.concat())
     }

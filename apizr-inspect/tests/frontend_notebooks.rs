@@ -19,25 +19,45 @@ fn export_matches_nbconvert_and_the_oracle() {
         let name = v["name"].as_str().unwrap();
         let bytes = v["notebook"].as_str().unwrap().as_bytes();
         let outcome = inspect_bytes(bytes, SourceKind::Notebook, "nb", InspectOptions::default());
-        match (v.get("oracle_transformed").and_then(|d| d.as_str()), &outcome) {
+        match (
+            v.get("oracle_transformed").and_then(|d| d.as_str()),
+            &outcome,
+        ) {
             (Some(expected), Ok(out)) => {
-                let got = out.inspection.capability_ir.source.transformed_digest.as_ref().unwrap();
+                let got = out
+                    .inspection
+                    .capability_ir
+                    .source
+                    .transformed_digest
+                    .as_ref()
+                    .unwrap();
                 if got.value != expected {
-                    let ours = notebook::export(bytes, false).map(|e| e.text).unwrap_or_default();
-                    failures.push(format!("{name}: digest differs; ours {ours:?} vs {:?}", v["text"]));
+                    let ours = notebook::export(bytes, false)
+                        .map(|e| e.text)
+                        .unwrap_or_default();
+                    failures.push(format!(
+                        "{name}: digest differs; ours {ours:?} vs {:?}",
+                        v["text"]
+                    ));
                 } else {
                     matched += 1;
                 }
             }
             (None, Err(_)) => {}
             (Some(_), Err(e)) => failures.push(format!("{name}: oracle accepts, we refuse: {e}")),
-            (None, Ok(_)) => failures.push(format!("{name}: oracle refuses ({}), we accept", v["oracle_error"])),
+            (None, Ok(_)) => failures.push(format!(
+                "{name}: oracle refuses ({}), we accept",
+                v["oracle_error"]
+            )),
         }
         // The exported text itself equals nbconvert's wherever nbconvert produced one and we
         // do not refuse IPython syntax or prompts.
         if let (Some(text), Ok(export)) = (v["text"].as_str(), notebook::export(bytes, false)) {
             if export.text != text {
-                failures.push(format!("{name}: text {:?} != nbconvert {text:?}", export.text));
+                failures.push(format!(
+                    "{name}: text {:?} != nbconvert {text:?}",
+                    export.text
+                ));
             }
         }
     }
@@ -85,7 +105,11 @@ fn strip_magics_comments_them_out() {
         "#!/usr/bin/env python\n# coding: utf-8\n\n# In[3]:\n\n\n# %matplotlib inline\nimport math\n\
          if True:\n    pass  # %time f()\n    y = 1\n# files = !ls\n\n"
     );
-    let lines: Vec<u32> = export.notes.iter().map(|n| n.position.unwrap().line).collect();
+    let lines: Vec<u32> = export
+        .notes
+        .iter()
+        .map(|n| n.position.unwrap().line)
+        .collect();
     assert_eq!(lines, vec![7, 10, 12]);
     let out = inspect_bytes(
         nb.as_bytes(),
@@ -103,10 +127,18 @@ fn user_written_get_ipython_is_refused() {
         {"cell_type": "code", "execution_count": null, "metadata": {}, "outputs": [], "source": "def f():\n    return get_ipython()\n"}
     ], "metadata": {}, "nbformat": 4, "nbformat_minor": 4})
     .to_string();
-    let err = inspect_bytes(nb.as_bytes(), SourceKind::Notebook, "nb", InspectOptions::default())
-        .err()
-        .unwrap();
-    assert!(matches!(err, InspectError::NotebookMagics { position: Some(p) } if p.line == 8), "{err}");
+    let err = inspect_bytes(
+        nb.as_bytes(),
+        SourceKind::Notebook,
+        "nb",
+        InspectOptions::default(),
+    )
+    .err()
+    .unwrap();
+    assert!(
+        matches!(err, InspectError::NotebookMagics { position: Some(p) } if p.line == 8),
+        "{err}"
+    );
 }
 
 #[test]
@@ -135,8 +167,14 @@ fn notebook_errors_are_precise() {
         (b"[1, 2]", "must be an object, not an array"),
         (b"{\"cells\": [,]}", "line 1, column 12"),
         (b"{\"a\": \"\xff\"}", "not valid UTF-8 (line 1, column 8)"),
-        (b"{\"metadata\": {}, \"nbformat\": 4, \"nbformat_minor\": 4}", "missing required field 'cells'"),
-        (b"{\"cells\": [], \"metadata\": {}, \"nbformat\": \"4\", \"nbformat_minor\": 4}", "Unsupported nbformat version"),
+        (
+            b"{\"metadata\": {}, \"nbformat\": 4, \"nbformat_minor\": 4}",
+            "missing required field 'cells'",
+        ),
+        (
+            b"{\"cells\": [], \"metadata\": {}, \"nbformat\": \"4\", \"nbformat_minor\": 4}",
+            "Unsupported nbformat version",
+        ),
     ];
     for (bytes, needle) in cases {
         let err = notebook::export(bytes, false).err().unwrap();

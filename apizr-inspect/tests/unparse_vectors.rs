@@ -5,6 +5,8 @@
 //! or the exception CPython raises. Each source is parsed here with ruff (3.11 target) and
 //! unparsed by the port; all mismatches are listed before the test fails.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use apizr_inspect::unparse::{try_unparse_with_source, unparse, unparse_with_source};
 use ruff_python_ast::{Expr, PythonVersion};
 use ruff_python_parser::{Mode, ParseOptions};
@@ -62,8 +64,12 @@ pub fn check_vectors(vectors: &[Value]) -> (usize, Vec<String>) {
                     failures.push(format!("{src:?}: unparse() gave {plain:?}"));
                 }
             }
-            (None, Err(_)) => {
-                // CPython raises; the infallible entry point must still return text.
+            (None, Err(error)) => {
+                let want = vector["error"].as_str().unwrap();
+                if want != format!("ValueError: {error}") {
+                    failures.push(format!("{src:?}\n   want {want}\n   got  {error}"));
+                }
+                // The infallible entry point must still return text.
                 let _ = unparse_with_source(&expr, src);
             }
             (want, got) => failures.push(format!("{src:?}\n   want {want:?}\n   got  {got:?}")),
@@ -296,5 +302,112 @@ mod differential {
             mismatches.is_empty() && missing.is_empty() && ruff_failed == 0,
             "{report:#?}"
         );
+    }
+}
+
+mod robustness {
+    //! The port must not panic on anything ruff produces, including error-recovered trees.
+
+    use apizr_inspect::unparse::{try_unparse_with_source, unparse};
+    use proptest::prelude::*;
+    use ruff_python_ast::Expr;
+    use ruff_python_ast::visitor::{Visitor, walk_expr};
+    use ruff_python_parser::{Mode, ParseOptions};
+
+    struct All<'s> {
+        source: &'s str,
+        count: usize,
+    }
+
+    impl<'a> Visitor<'a> for All<'_> {
+        fn visit_expr(&mut self, expr: &'a Expr) {
+            let _ = unparse(expr);
+            let _ = try_unparse_with_source(expr, self.source);
+            self.count += 1;
+            walk_expr(self, expr);
+        }
+    }
+
+    const TOKENS: &[&str] = &[
+        "x",
+        "1",
+        "0x",
+        "0xffffffffffffffffffffff",
+        "1.5",
+        "1j",
+        "'a'",
+        "u'b'",
+        "b'c'",
+        "f'",
+        "f'{",
+        "}",
+        "{",
+        "'",
+        "\"",
+        "\"\"\"",
+        "!r",
+        ":",
+        "=",
+        ":=",
+        "(",
+        ")",
+        "[",
+        "]",
+        ",",
+        "*",
+        "**",
+        "lambda",
+        "yield",
+        "from",
+        "await",
+        "not",
+        "and",
+        "or",
+        "if",
+        "else",
+        "for",
+        "in",
+        "async",
+        "is",
+        ".",
+        "-",
+        "+",
+        "~",
+        "<",
+        "==",
+        "@",
+        "/",
+        "%",
+        "\n",
+        " ",
+        "\\",
+        "é",
+        "\u{200b}",
+        "...",
+        "None",
+        "True",
+        "def f(",
+        "class C:",
+        "@",
+        "->",
+        "t'{x}'",
+    ];
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
+        #[test]
+        fn unparse_never_panics_on_recovered_trees(
+            picks in proptest::collection::vec(0..TOKENS.len(), 0..40)
+        ) {
+            let source: String = picks.iter().map(|i| TOKENS[*i]).collect();
+            for mode in [Mode::Module, Mode::Expression] {
+                let parsed = ruff_python_parser::parse_unchecked(&source, ParseOptions::from(mode));
+                let mut all = All { source: &source, count: 0 };
+                match parsed.syntax() {
+                    ruff_python_ast::Mod::Module(module) => all.visit_body(&module.body),
+                    ruff_python_ast::Mod::Expression(expression) => all.visit_expr(&expression.body),
+                }
+            }
+        }
     }
 }

@@ -6,14 +6,20 @@
 //! * [`capability`] — the Capability IR (`apizr.capability/v1`).
 //! * [`readiness`] — the readiness report (`apizr.readiness/v1`) and TypeSpec.
 //! * [`inspection`] — the inspection envelope (`apizr.inspection/v1`).
+//! * [`interface`] — the InvocationContract and its JSON Schema mapping.
+//! * [`plan`] — BoundSource and the runtime plan v1 (`apizr.runtime/v1`).
+//! * [`admission`] — JSON admission: lexical preflight and the value-graph budget.
 //! * [`policy`] — execution policy v1 (`apizr.execution/v1`): strict parsing and canonical bytes.
 //!
 //! No I/O, no async: everything here is a value and a pure function over values.
 
+pub mod admission;
 pub mod capability;
 pub mod digest;
 pub mod inspection;
+pub mod interface;
 pub mod json;
+pub mod plan;
 pub mod policy;
 pub mod readiness;
 

@@ -3,10 +3,14 @@
 //!
 //! Run: `cargo bench -p apizr-runtime --bench trivial_call` (`APIZR_BENCH_N` sets the count).
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use apizr_runtime::{CallRequest, Executable, ExecutionKind, LauncherLocation, LocalRuntime, RuntimeConfig};
+use apizr_runtime::{
+    CallRequest, Executable, ExecutionKind, LauncherLocation, LocalRuntime, RuntimeConfig,
+};
 
 fn main() {
     let n: usize = std::env::var("APIZR_BENCH_N")
@@ -14,7 +18,10 @@ fn main() {
         .and_then(|v| v.parse().ok())
         .unwrap_or(60);
     for (label, launcher) in [
-        ("launcher (pid namespace)", LauncherLocation::Binary(PathBuf::from(env!("CARGO_BIN_EXE_apizr-launch")))),
+        (
+            "launcher (pid namespace)",
+            LauncherLocation::Binary(PathBuf::from(env!("CARGO_BIN_EXE_apizr-launch"))),
+        ),
         ("direct (no launcher)", LauncherLocation::None),
     ] {
         let rt = LocalRuntime::new(RuntimeConfig {

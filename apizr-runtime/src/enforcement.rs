@@ -177,9 +177,7 @@ pub fn plan(policy: &PolicyV1, host: &HostCapabilities) -> EnforcementPlan {
             control: "descendants",
             requested: "terminated with the call".into(),
             enforced: true,
-            mechanism: Some(format!(
-                "PID namespace with the worker as PID 1{ns_suffix}"
-            )),
+            mechanism: Some(format!("PID namespace with the worker as PID 1{ns_suffix}")),
         }
     } else {
         ControlReport {
@@ -242,7 +240,14 @@ mod tests {
         );
         assert_eq!(
             p.refused,
-            vec!["network", "filesystem", "subprocess", "memory", "pids", "cpu"]
+            vec![
+                "network",
+                "filesystem",
+                "subprocess",
+                "memory",
+                "pids",
+                "cpu"
+            ]
         );
         assert!(plan(&policy("{}"), &host).refused.is_empty());
     }

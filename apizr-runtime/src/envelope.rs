@@ -104,7 +104,11 @@ mod tests {
     fn canonical_bytes_and_the_77_byte_overhead() {
         let env = Envelope::success(Value::Str("x".repeat(51)));
         let bytes = env.canonical_bytes().unwrap();
-        assert_eq!(bytes.len(), 128, "77 + 51 bytes, as observed on the reference");
+        assert_eq!(
+            bytes.len(),
+            128,
+            "77 + 51 bytes, as observed on the reference"
+        );
         assert!(bytes.starts_with(
             b"{\"schema_version\":\"apizr.execution-result/v1\",\"status\":\"success\",\"value\":\""
         ));

@@ -91,7 +91,12 @@ impl HostCapabilities {
 
 fn resolve_python(python: &Path) -> Option<PathBuf> {
     let out = Command::new(python)
-        .args(["-I", "-S", "-c", "import sys; sys.stdout.write(sys.executable)"])
+        .args([
+            "-I",
+            "-S",
+            "-c",
+            "import sys; sys.stdout.write(sys.executable)",
+        ])
         .env_clear()
         .env("PATH", std::env::var_os("PATH").unwrap_or_default())
         .stdin(Stdio::null())

@@ -28,8 +28,8 @@ pub mod seccomp;
 pub mod spawn;
 pub mod status;
 pub mod supervisor;
-pub mod worker;
 pub mod workdir;
+pub mod worker;
 
 pub use apizr_ir as ir;
 pub use envelope::{Envelope, RESULT_SCHEMA_V1};

@@ -235,7 +235,10 @@ impl LocalRuntime {
             }
             _ => SpawnSpec {
                 program: python,
-                args: worker::python_args().into_iter().map(OsString::from).collect(),
+                args: worker::python_args()
+                    .into_iter()
+                    .map(OsString::from)
+                    .collect(),
                 env,
                 cwd: workdir.path().to_path_buf(),
             },
@@ -276,7 +279,10 @@ impl LocalRuntime {
         let policy = &call.policy.environment;
         let mut env: Vec<(OsString, OsString)> = std::env::vars_os()
             .filter(|(name, _)| {
-                policy.inherit || name.to_str().is_some_and(|n| policy.allow.iter().any(|a| a == n))
+                policy.inherit
+                    || name
+                        .to_str()
+                        .is_some_and(|n| policy.allow.iter().any(|a| a == n))
             })
             .collect();
         if plan.landlock {

@@ -8,12 +8,19 @@ import os
 _OUT = os.dup(1)
 os.dup2(2, 1)
 
+import _json
 import _signal
 import binascii
-import hashlib
-import json
 import sys
-import types
+
+try:
+    from _sha256 import sha256 as _sha256
+except ImportError:  # CPython 3.12+
+    from _sha2 import sha256 as _sha256
+
+# The C halves of `json` are used directly: importing `json` pulls in `re` and `enum`, which
+# would double the worker's start-up time.
+_ModuleType = type(sys)
 
 PROTOCOL = "apizr.worker/v1"
 SCHEMA = "apizr.execution-result/v1"
@@ -22,12 +29,88 @@ MAX_NODES = 100000
 MAX_DEPTH = 64
 _MAIN_PID = os.getpid()
 _INF = float("inf")
-# Captured before user code runs, so a module that monkeypatches os or json cannot change how
-# the response is written.
-_dumps = json.dumps
+# Captured before user code runs, so a module that monkeypatches os cannot change how the
+# response is written.
 _write = os.write
 _exit = os._exit
 _getpid = os.getpid
+
+# Module names the reference worker (outerspace-apizr 0.4.6 on CPython 3.11.7) has in
+# sys.modules during a call, observed black-box with `apizr execute` on a function returning
+# sorted(sys.modules) (module `zzmod`, removed). A logical module name equal to one of these, or
+# with one as a parent, is refused with binding_failed exactly as the reference does.
+_REFERENCE_MODULES = frozenset((
+    '__future__', '__main__', '_abc', '_ast', '_asyncio', '_bisect', '_blake2', '_bz2', '_codecs',
+    '_collections', '_collections_abc', '_compression', '_contextvars', '_csv', '_datetime',
+    '_decimal', '_distutils_hack', '_frozen_importlib', '_frozen_importlib_external',
+    '_functools', '_hashlib', '_heapq', '_imp', '_io', '_json', '_locale', '_lzma', '_opcode',
+    '_operator', '_posixsubprocess', '_random', '_sha512', '_signal', '_sitebuiltins', '_socket',
+    '_sre', '_ssl', '_stat', '_string', '_struct', '_sysconfigdata__linux_x86_64-linux-gnu',
+    '_thread', '_typing', '_uuid', '_warnings', '_weakref', '_weakrefset', '_zoneinfo', 'abc',
+    'annotated_types', 'apizr', 'apizr.capabilities', 'apizr.capabilities.analyzer',
+    'apizr.capabilities.inspection', 'apizr.capabilities.instrumentation',
+    'apizr.capabilities.model', 'apizr.capabilities.serialization', 'apizr.capabilities.source',
+    'apizr.capabilities.types', 'apizr.contracts', 'apizr.contracts.json_budget',
+    'apizr.contracts.lowering', 'apizr.contracts.types', 'apizr.execution',
+    'apizr.execution.invocation', 'apizr.execution.model', 'apizr.execution.planner',
+    'apizr.execution.policy', 'apizr.execution.protocol', 'apizr.execution.serialization',
+    'apizr.execution.supervisor', 'apizr.interfaces', 'apizr.interfaces.json_budget',
+    'apizr.interfaces.model', 'apizr.interfaces.planner', 'apizr.interfaces.results',
+    'apizr.interfaces.runtime', 'apizr.interfaces.schema', 'apizr.interfaces.serialization',
+    'apizr.readiness', 'apizr.readiness.analysis', 'apizr.readiness.analyzer',
+    'apizr.readiness.contracts', 'apizr.readiness.model', 'apizr.readiness.serialization',
+    'apizr.readiness.source', 'apizr.readiness.stdlib', 'apizr.readiness.structured',
+    'apizr.workspace', 'apizr.workspace.files', 'array', 'ast', 'asyncio', 'asyncio.base_events',
+    'asyncio.base_futures', 'asyncio.base_subprocess', 'asyncio.base_tasks', 'asyncio.constants',
+    'asyncio.coroutines', 'asyncio.events', 'asyncio.exceptions', 'asyncio.format_helpers',
+    'asyncio.futures', 'asyncio.locks', 'asyncio.log', 'asyncio.mixins', 'asyncio.protocols',
+    'asyncio.queues', 'asyncio.runners', 'asyncio.selector_events', 'asyncio.sslproto',
+    'asyncio.staggered', 'asyncio.streams', 'asyncio.subprocess', 'asyncio.taskgroups',
+    'asyncio.tasks', 'asyncio.threads', 'asyncio.timeouts', 'asyncio.transports',
+    'asyncio.trsock', 'asyncio.unix_events', 'atexit', 'base64', 'binascii', 'bisect', 'builtins',
+    'bz2', 'calendar', 'codecs', 'collections', 'collections.abc', 'concurrent',
+    'concurrent.futures', 'concurrent.futures._base', 'contextlib', 'contextvars', 'copy',
+    'copyreg', 'csv', 'dataclasses', 'datetime', 'decimal', 'dis', 'email',
+    'email._encoded_words', 'email._parseaddr', 'email._policybase', 'email.base64mime',
+    'email.charset', 'email.encoders', 'email.errors', 'email.header', 'email.iterators',
+    'email.message', 'email.quoprimime', 'email.utils', 'encodings', 'encodings.aliases',
+    'encodings.utf_8', 'encodings.utf_8_sig', 'enum', 'errno', 'fcntl', 'fnmatch', 'fractions',
+    'functools', 'genericpath', 'hashlib', 'heapq', 'hmac', 'importlib', 'importlib._abc',
+    'importlib._bootstrap', 'importlib._bootstrap_external', 'importlib.abc',
+    'importlib.machinery', 'importlib.metadata', 'importlib.metadata._adapters',
+    'importlib.metadata._collections', 'importlib.metadata._functools',
+    'importlib.metadata._itertools', 'importlib.metadata._meta', 'importlib.metadata._text',
+    'importlib.resources', 'importlib.resources._adapters', 'importlib.resources._common',
+    'importlib.resources._legacy', 'importlib.resources.abc', 'importlib.util', 'inspect', 'io',
+    'ipaddress', 'itertools', 'json', 'json.decoder', 'json.encoder', 'json.scanner', 'keyword',
+    'linecache', 'locale', 'logging', 'lzma', 'marshal', 'math', 'ntpath', 'numbers', 'opcode',
+    'operator', 'os', 'os.path', 'pathlib', 'platform', 'posix', 'posixpath', 'pwd', 'pydantic',
+    'pydantic._internal', 'pydantic._internal._config', 'pydantic._internal._contextlib',
+    'pydantic._internal._core_metadata', 'pydantic._internal._core_utils',
+    'pydantic._internal._decorators', 'pydantic._internal._discriminated_union',
+    'pydantic._internal._docs_extraction', 'pydantic._internal._fields',
+    'pydantic._internal._forward_ref', 'pydantic._internal._generate_schema',
+    'pydantic._internal._generics', 'pydantic._internal._import_utils',
+    'pydantic._internal._known_annotated_metadata', 'pydantic._internal._mock_val_ser',
+    'pydantic._internal._model_construction', 'pydantic._internal._namespace_utils',
+    'pydantic._internal._repr', 'pydantic._internal._schema_gather',
+    'pydantic._internal._schema_generation_shared', 'pydantic._internal._signature',
+    'pydantic._internal._type_refs', 'pydantic._internal._typing_extra',
+    'pydantic._internal._utils', 'pydantic._internal._validators', 'pydantic._migration',
+    'pydantic.aliases', 'pydantic.annotated_handlers', 'pydantic.config', 'pydantic.errors',
+    'pydantic.fields', 'pydantic.functional_serializers', 'pydantic.functional_validators',
+    'pydantic.json_schema', 'pydantic.main', 'pydantic.plugin', 'pydantic.plugin._loader',
+    'pydantic.plugin._schema_validator', 'pydantic.type_adapter', 'pydantic.types',
+    'pydantic.version', 'pydantic.warnings', 'pydantic_core', 'pydantic_core._pydantic_core',
+    'pydantic_core.core_schema', 'quopri', 'random', 're', 're._casefix', 're._compiler',
+    're._constants', 're._parser', 'reprlib', 'runpy', 'secrets', 'select', 'selectors', 'shutil',
+    'signal', 'site', 'socket', 'ssl', 'stat', 'string', 'struct', 'subprocess', 'sys',
+    'sysconfig', 'tempfile', 'textwrap', 'threading', 'time', 'token', 'tokenize', 'traceback',
+    'types', 'typing', 'typing.io', 'typing.re', 'typing_extensions', 'typing_inspection',
+    'typing_inspection.introspection', 'typing_inspection.typing_objects', 'unicodedata',
+    'urllib', 'urllib.parse', 'uuid', 'warnings', 'weakref', 'zipfile', 'zipimport', 'zlib',
+    'zoneinfo', 'zoneinfo._common', 'zoneinfo._tzpath',
+))
 
 CO_VARARGS = 0x04
 CO_VARKEYWORDS = 0x08
@@ -47,11 +130,39 @@ class _Mismatch(Exception):
     pass
 
 
+def _no_default(value):
+    raise TypeError("not JSON serializable")
+
+
+# json.dumps(sort_keys=True, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+_ENCODE = _json.make_encoder(
+    {}, _no_default, _json.encode_basestring, None, ":", ",", True, False, False
+)
+
+
 def _canon(value):
-    text = _dumps(
-        value, sort_keys=True, ensure_ascii=False, separators=(",", ":"), allow_nan=False
-    )
-    return text.encode("utf-8") + b"\n"
+    return "".join(_ENCODE(value, 0)).encode("utf-8") + b"\n"
+
+
+class _ScanContext:
+    strict = True
+    object_hook = None
+    object_pairs_hook = None
+    memo = {}
+
+    parse_float = float
+    parse_int = int
+
+    @staticmethod
+    def parse_constant(name):
+        raise ValueError(name)
+
+
+def _loads(text):
+    value, end = _json.make_scanner(_ScanContext)(text, 0)
+    if text[end:].strip(" \t\n\r"):
+        raise ValueError("trailing data")
+    return value
 
 
 def _respond(status, value, limit):
@@ -95,11 +206,7 @@ def _read_request():
     null = os.open(os.devnull, os.O_RDONLY)
     os.dup2(null, 0)
     os.close(null)
-
-    def no_constants(name):
-        raise ValueError(name)
-
-    request = json.loads(data[8:].decode("utf-8"), parse_constant=no_constants)
+    request = _loads(data[8:].decode("utf-8"))
     if type(request) is not dict or request.get("protocol") != PROTOCOL:
         raise _Fail("worker_failed")
     return request
@@ -146,14 +253,14 @@ def _load_module(name, path, source):
     parent = None
     for i in range(1, len(parts)):
         pkg_name = ".".join(parts[:i])
-        pkg = types.ModuleType(pkg_name)
+        pkg = _ModuleType(pkg_name)
         pkg.__path__ = []
         pkg.__package__ = pkg_name
         sys.modules[pkg_name] = pkg
         if parent is not None:
             setattr(parent, parts[i - 1], pkg)
         parent = pkg
-    module = types.ModuleType(name)
+    module = _ModuleType(name)
     module.__file__ = path
     module.__package__ = ".".join(parts[:-1])
     sys.modules[name] = module
@@ -169,7 +276,7 @@ def _load_module(name, path, source):
 
 
 def _verify_binding(func, execution, params):
-    if type(func) is not types.FunctionType:
+    if type(func) is not type(_main):
         raise _Fail("binding_failed")
     code = func.__code__
     flags = code.co_flags
@@ -345,7 +452,7 @@ def _main():
         executable = request["executable"]
         source = binascii.a2b_base64(executable["base64"].encode("ascii"), strict_mode=True)
         digest = executable["digest"]
-        if digest.get("algorithm") != "sha256" or hashlib.sha256(source).hexdigest() != digest.get(
+        if digest.get("algorithm") != "sha256" or _sha256(source).hexdigest() != digest.get(
             "value"
         ):
             raise _Fail("source_mismatch")
@@ -354,7 +461,8 @@ def _main():
             import asyncio
         name = call["module"]
         parts = name.split(".")
-        if any(".".join(parts[:i]) in sys.modules for i in range(1, len(parts) + 1)):
+        prefixes = [".".join(parts[:i]) for i in range(1, len(parts) + 1)]
+        if any(p in sys.modules or p in _REFERENCE_MODULES for p in prefixes):
             raise _Fail("binding_failed")
         if request.get("seccomp"):
             _install_seccomp(request["seccomp"])

@@ -1,6 +1,8 @@
 //! Hostile payloads under Linux enforcement: each is stopped (or the call refused), and no
 //! process of the call survives it (scanned in /proc by working directory and marker).
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod common;
 
 use std::io::ErrorKind;
@@ -54,7 +56,12 @@ fn network_deny_blocks_loopback_connect() {
     );
     let mut c = call0(&source, "f");
     let open = rt.execute(&c);
-    assert_eq!(open.envelope.value, Value::Str("connected".into()), "control run: {:?}", open.report);
+    assert_eq!(
+        open.envelope.value,
+        Value::Str("connected".into()),
+        "control run: {:?}",
+        open.report
+    );
     let _ = listener.accept();
     c.policy = policy(r#"{"network":{"mode":"deny"}}"#);
     let denied = rt.execute(&c);
@@ -78,7 +85,7 @@ fn filesystem_sandbox_blocks_writes_outside_the_working_directory() {
     let root = temp_root("fs");
     let rt = runtime_in(&root);
     let outside = root.join("outside.txt");
-    let source = format!(
+    let source = String::from(
         "import os, tempfile\ndef f(target):\n    with open('inside.txt', 'w') as fh:\n        fh.write('ok')\n    fd, tmp = tempfile.mkstemp()\n    os.close(fd)\n    host = open('/etc/passwd').read(10)\n    if target:\n        open(target, 'w').write('escaped')\n    return [tmp.startswith(os.getcwd()), len(host)]\n"
     );
     let target = |t: Option<&str>| {
@@ -108,10 +115,18 @@ fn filesystem_sandbox_blocks_writes_outside_the_working_directory() {
         fine.report
     );
     let outside_str = outside.to_string_lossy().to_string();
-    for path in [outside_str.as_str(), "/tmp/apizr-escape-test.txt", "/root/apizr-escape.txt"] {
+    for path in [
+        outside_str.as_str(),
+        "/tmp/apizr-escape-test.txt",
+        "/root/apizr-escape.txt",
+    ] {
         let out = rt.execute(&target(Some(path)));
         assert_eq!(status(&out), "execution_failed", "{path}");
-        assert!(out.report.stderr.contains("PermissionError"), "{}", out.report.stderr);
+        assert!(
+            out.report.stderr.contains("PermissionError"),
+            "{}",
+            out.report.stderr
+        );
         assert!(!std::path::Path::new(path).exists(), "{path} was written");
     }
     assert_nothing_left(&root, "");
@@ -122,14 +137,22 @@ fn subprocess_deny_stops_subprocess_fork_and_exec_but_not_threads() {
     let root = temp_root("sub");
     let rt = runtime_in(&root);
     let run = |body: &str, deny: bool| {
-        let mut c = call0(&format!("import os, subprocess, threading\ndef f():\n    {body}\n"), "f");
+        let mut c = call0(
+            &format!("import os, subprocess, threading\ndef f():\n    {body}\n"),
+            "f",
+        );
         if deny {
             c.policy = policy(r#"{"subprocess":{"mode":"deny"}}"#);
         }
         rt.execute(&c)
     };
     let allowed = run("return subprocess.run(['true']).returncode", false);
-    assert_eq!(allowed.envelope.value, Value::Int(0), "{:?}", allowed.report);
+    assert_eq!(
+        allowed.envelope.value,
+        Value::Int(0),
+        "{:?}",
+        allowed.report
+    );
     for body in [
         "return subprocess.run(['true']).returncode",
         "return os.fork()",
@@ -162,12 +185,20 @@ fn memory_limit_stops_a_1_gib_allocation() {
     let root = temp_root("mem");
     let rt = runtime_in(&root);
     let run = |size: &str| {
-        let mut c = call0(&format!("def f():\n    b = bytearray({size})\n    return len(b)\n"), "f");
+        let mut c = call0(
+            &format!("def f():\n    b = bytearray({size})\n    return len(b)\n"),
+            "f",
+        );
         c.policy = policy(r#"{"resources":{"memory_bytes":268435456}}"#);
         rt.execute(&c)
     };
     let small = run("1 << 20");
-    assert_eq!(small.envelope.value, Value::Int(1 << 20), "{:?}", small.report);
+    assert_eq!(
+        small.envelope.value,
+        Value::Int(1 << 20),
+        "{:?}",
+        small.report
+    );
     let big = run("1 << 30");
     assert!(control(&big, "memory").enforced);
     assert_eq!(status(&big), "execution_failed");
@@ -191,7 +222,11 @@ fn pids_limit_stops_a_fork_bomb() {
         return;
     }
     assert_eq!(status(&out), "execution_failed", "{:?}", out.report);
-    assert!(out.report.limits_hit.contains(&"pids".to_string()), "{:?}", out.report);
+    assert!(
+        out.report.limits_hit.contains(&"pids".to_string()),
+        "{:?}",
+        out.report
+    );
     assert_nothing_left(&root, "");
 }
 
@@ -204,7 +239,12 @@ fn detached_descendants_do_not_survive_the_call() {
     }
     let source = "import subprocess, os\ndef f():\n    subprocess.Popen(['setsid', 'sleep', '6064'])\n    subprocess.Popen(['sleep', '6064'], start_new_session=True)\n    os.system('setsid sleep 6064 &')\n    return 'spawned'\n";
     let out = rt.execute(&call0(source, "f"));
-    assert_eq!(out.envelope.value, Value::Str("spawned".into()), "{:?}", out.report);
+    assert_eq!(
+        out.envelope.value,
+        Value::Str("spawned".into()),
+        "{:?}",
+        out.report
+    );
     assert!(control(&out, "descendants").enforced);
     assert_nothing_left(&root, "sleep 6064");
 }
@@ -218,7 +258,11 @@ fn cpu_limit_kills_a_busy_loop() {
     let started = std::time::Instant::now();
     let out = rt.execute(&c);
     assert_eq!(status(&out), "worker_failed", "{:?}", out.report);
-    assert!(out.report.limits_hit.contains(&"cpu".to_string()), "{:?}", out.report);
+    assert!(
+        out.report.limits_hit.contains(&"cpu".to_string()),
+        "{:?}",
+        out.report
+    );
     assert!(started.elapsed().as_secs() < 8);
     assert_nothing_left(&root, "");
 }
@@ -226,7 +270,10 @@ fn cpu_limit_kills_a_busy_loop() {
 #[test]
 fn everything_at_once_still_runs_a_trivial_call() {
     let rt = runtime();
-    let mut c = call0("import asyncio\nasync def f():\n    await asyncio.sleep(0)\n    return 'ok'\n", "f");
+    let mut c = call0(
+        "import asyncio\nasync def f():\n    await asyncio.sleep(0)\n    return 'ok'\n",
+        "f",
+    );
     c.policy = policy(
         r#"{"network":{"mode":"deny"},"filesystem":{"mode":"sandbox"},"subprocess":{"mode":"deny"},"resources":{"memory_bytes":536870912,"pids":16,"cpu_millis":5000}}"#,
     );
@@ -235,6 +282,15 @@ fn everything_at_once_still_runs_a_trivial_call() {
         assert_eq!(status(&out), "policy_refused");
         return;
     }
-    assert_eq!(out.envelope.value, Value::Str("ok".into()), "{:?}", out.report);
-    assert!(out.report.controls.iter().all(|c| c.enforced), "{:?}", out.report.controls);
+    assert_eq!(
+        out.envelope.value,
+        Value::Str("ok".into()),
+        "{:?}",
+        out.report
+    );
+    assert!(
+        out.report.controls.iter().all(|c| c.enforced),
+        "{:?}",
+        out.report.controls
+    );
 }

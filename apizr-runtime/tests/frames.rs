@@ -1,6 +1,8 @@
 //! Frame-level protocol violations (contract 13.14), driven through the real supervisor with a
 //! misbehaving worker injected at the spawner seam.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod common;
 
 use std::os::unix::process::CommandExt;
@@ -49,7 +51,8 @@ fn run(reply: &'static str, code: i32) -> (String, Option<String>) {
     (status(&out).to_string(), out.report.protocol_error)
 }
 
-const OK: &str = r#"b'{"schema_version":"apizr.execution-result/v1","status":"success","value":1}\n'"#;
+const OK: &str =
+    r#"b'{"schema_version":"apizr.execution-result/v1","status":"success","value":1}\n'"#;
 
 #[test]
 fn a_well_formed_frame_is_accepted() {

@@ -1,5 +1,7 @@
 //! Every v1 status from a real CPython worker, plus the contract's boundary vectors.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod common;
 
 use apizr_runtime::ir::json::Value;
@@ -24,10 +26,7 @@ fn total_call() -> apizr_runtime::CallRequest {
             ),
             param("tax", KeywordOnly, false, ts(TypeKind::Float)),
         ],
-        &[(
-            "prices",
-            Value::Array(vec![Value::Int(10), Value::Int(20)]),
-        )],
+        &[("prices", Value::Array(vec![Value::Int(10), Value::Int(20)]))],
     )
 }
 
@@ -56,7 +55,12 @@ fn async_with_positional_only_argument() {
     assert_eq!(c.execution, ExecutionKind::Async);
     c.positional = vec![Value::Str("Ada".into())];
     let out = runtime().execute(&c);
-    assert_eq!(out.envelope.value, Value::Str("Hello Ada!".into()), "{:?}", out.report);
+    assert_eq!(
+        out.envelope.value,
+        Value::Str("Hello Ada!".into()),
+        "{:?}",
+        out.report
+    );
 }
 
 #[test]
@@ -136,7 +140,12 @@ fn timeouts_cover_sync_and_async_sleep() {
 fn prints_never_corrupt_the_frame() {
     let source = "import sys, os\ndef f():\n    print('{\"schema_version\": 1}' * 1000)\n    sys.stdout.write('x')\n    os.write(1, b'raw bytes on fd 1')\n    print('err', file=sys.stderr)\n    return 'ok'\n";
     let out = runtime().execute(&call0(source, "f"));
-    assert_eq!(out.envelope.value, Value::Str("ok".into()), "{:?}", out.report);
+    assert_eq!(
+        out.envelope.value,
+        Value::Str("ok".into()),
+        "{:?}",
+        out.report
+    );
     assert!(out.report.stderr.contains("raw bytes on fd 1"));
 }
 
@@ -197,7 +206,11 @@ fn fresh_state_per_call() {
 fn typespec_conversion_builds_tuples_and_sets() {
     let source = "def f(p, s, u):\n    return [type(p).__name__, type(s).__name__, sorted(s), type(u).__name__, type(p[1]).__name__]\n";
     let int = ts(TypeKind::Int);
-    let fixed = ts_items(TypeKind::Tuple, vec![int.clone(), ts(TypeKind::Float)], false);
+    let fixed = ts_items(
+        TypeKind::Tuple,
+        vec![int.clone(), ts(TypeKind::Float)],
+        false,
+    );
     let set = ts_items(TypeKind::Set, vec![int.clone()], false);
     let union = ts_items(
         TypeKind::Union,
@@ -258,11 +271,23 @@ fn binding_failures() {
     let mut c = call0("async def f():\n    return 1\n", "f");
     c.execution = ExecutionKind::Sync;
     assert_eq!(status(&rt.execute(&c)), "binding_failed");
-    // module name clashes with the worker's own imports.
-    for module in ["json", "os", "os.path", "sys"] {
+    // Module-name clashes: the vector was observed on the reference (`apizr execute
+    // --module-name NAME`, outerspace-apizr 0.4.6).
+    for (module, want) in [
+        ("json", "binding_failed"),
+        ("calendar", "binding_failed"),
+        ("pydantic", "binding_failed"),
+        ("collections.abc", "binding_failed"),
+        ("os.path", "binding_failed"),
+        ("turtle", "success"),
+        ("wave", "success"),
+        ("app", "success"),
+        ("pkg.sub", "success"),
+        ("xml.foo", "success"),
+    ] {
         let mut c = call0("def f():\n    return 1\n", "f");
         c.module = module.into();
-        assert_eq!(status(&rt.execute(&c)), "binding_failed", "{module}");
+        assert_eq!(status(&rt.execute(&c)), want, "{module}");
     }
 }
 
@@ -343,10 +368,16 @@ fn every_status_is_reachable() {
     let rt = runtime();
     let mut seen = std::collections::BTreeSet::new();
     seen.insert(status(&rt.execute(&call0("def f():\n    return 1\n", "f"))));
-    seen.insert(status(&rt.execute(&call0("def f():\n    raise ValueError\n", "f"))));
-    seen.insert(status(&rt.execute(&call0("def f():\n    return {1}\n", "f"))));
+    seen.insert(status(
+        &rt.execute(&call0("def f():\n    raise ValueError\n", "f")),
+    ));
+    seen.insert(status(
+        &rt.execute(&call0("def f():\n    return {1}\n", "f")),
+    ));
     seen.insert(status(&rt.execute(&call0("def g():\n    return 1\n", "f"))));
-    seen.insert(status(&rt.execute(&call0("import os\ndef f():\n    os._exit(3)\n", "f"))));
+    seen.insert(status(
+        &rt.execute(&call0("import os\ndef f():\n    os._exit(3)\n", "f")),
+    ));
     let mut big = call0("def f():\n    return 'x' * 1000\n", "f");
     big.policy = policy(r#"{"limits":{"max_output_bytes":128}}"#);
     seen.insert(status(&rt.execute(&big)));

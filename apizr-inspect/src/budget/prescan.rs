@@ -190,12 +190,12 @@ impl Scanner<'_> {
     }
 
     fn pop(&mut self) {
-        if self.stack.len() > 1 {
-            if let Some(child) = self.stack.pop() {
-                let parent = self.top();
-                parent.running = parent.running.max(child.max);
-                parent.max = parent.max.max(parent.running);
-            }
+        if self.stack.len() > 1
+            && let Some(child) = self.stack.pop()
+        {
+            let parent = self.top();
+            parent.running = parent.running.max(child.max);
+            parent.max = parent.max.max(parent.running);
         }
     }
 
@@ -254,7 +254,11 @@ impl Scanner<'_> {
         match c {
             b' ' | b'\t' | b'\x0c' => self.at += 1,
             b'\r' | b'\n' => {
-                self.at += if c == b'\r' && self.peek(1) == b'\n' { 2 } else { 1 };
+                self.at += if c == b'\r' && self.peek(1) == b'\n' {
+                    2
+                } else {
+                    1
+                };
                 if self.top_kind() == Kind::Root {
                     let top = self.top();
                     top.running = 0;
@@ -337,10 +341,10 @@ impl Scanner<'_> {
                     self.at += 1;
                 }
                 let word = self.bytes.get(start..self.at).unwrap_or(&[]);
-                if matches!(self.peek(0), b'\'' | b'"') {
-                    if let Some(f) = is_string_prefix(word) {
-                        return self.string(f).map(|()| false);
-                    }
+                if matches!(self.peek(0), b'\'' | b'"')
+                    && let Some(f) = is_string_prefix(word)
+                {
+                    return self.string(f).map(|()| false);
                 }
                 let weight = keyword_weight(word);
                 if weight > 0 {

@@ -62,9 +62,19 @@ fn bracket_and_indent_limits_match_cpython() {
     let field = |n: usize| format!("x = f'{{{}1{}}}'\n", "(".repeat(n), ")".repeat(n));
     assert!(prescan(&field(199)).is_ok());
     assert!(prescan(&field(200)).is_err());
-    assert!(prescan(&format!("{}{}{}", "(".repeat(150), field(100), ")".repeat(150))).is_ok());
+    assert!(
+        prescan(&format!(
+            "{}{}{}",
+            "(".repeat(150),
+            field(100),
+            ")".repeat(150)
+        ))
+        .is_ok()
+    );
     let indent = |n: usize| {
-        let mut s: String = (0..n).map(|i| format!("{}if x:\n", " ".repeat(i))).collect();
+        let mut s: String = (0..n)
+            .map(|i| format!("{}if x:\n", " ".repeat(i)))
+            .collect();
         s.push_str(&format!("{}pass\n", " ".repeat(n)));
         s
     };
@@ -113,7 +123,10 @@ fn deep_chains_are_refused_before_parsing() {
     ] {
         let err = prescan(&source).unwrap_err();
         assert!(
-            matches!(err, InspectError::StructureLimit { .. } | InspectError::Syntax { .. }),
+            matches!(
+                err,
+                InspectError::StructureLimit { .. } | InspectError::Syntax { .. }
+            ),
             "{}: {err}",
             &source[..20]
         );
@@ -141,7 +154,11 @@ fn the_bound_is_safe_on_a_small_stack() {
         format!("x = {}1\n", "yield ".repeat(n)),
         format!("x = {}\n", "*".repeat(n)),
         format!("def f(x={}1): pass\n", "-".repeat(n)),
-        format!("match x:\n    case {}1{}: pass\n", "[".repeat(190), "]".repeat(190)),
+        format!(
+            "match x:\n    case {}1{}: pass\n",
+            "[".repeat(190),
+            "]".repeat(190)
+        ),
     ];
     let handle = std::thread::Builder::new()
         .stack_size(2 * 1024 * 1024)

@@ -11,8 +11,7 @@
 
 use ruff_python_ast::{
     Comprehension, ElifElseClause, ExceptHandler, Expr, FStringPart, InterpolatedElement,
-    InterpolatedStringElement, Keyword, MatchCase, Parameter, Parameters, Pattern, Stmt,
-    WithItem,
+    InterpolatedStringElement, Keyword, MatchCase, Parameter, Parameters, Pattern, Stmt, WithItem,
 };
 
 /// One CPython AST node to visit.
@@ -376,7 +375,12 @@ fn pattern_children<'a>(pattern: &'a Pattern, out: &mut Vec<Node<'a>>) {
         Pattern::MatchClass(c) => {
             out.push(Node::Expr(&c.cls));
             out.extend(c.arguments.patterns.iter().map(Node::Pattern));
-            out.extend(c.arguments.keywords.iter().map(|k| Node::Pattern(&k.pattern)));
+            out.extend(
+                c.arguments
+                    .keywords
+                    .iter()
+                    .map(|k| Node::Pattern(&k.pattern)),
+            );
         }
         Pattern::MatchAs(a) => out.extend(a.pattern.as_deref().map(Node::Pattern)),
         Pattern::MatchOr(o) => out.extend(o.patterns.iter().map(Node::Pattern)),

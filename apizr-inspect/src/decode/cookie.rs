@@ -130,7 +130,13 @@ pub(super) fn normal_name(raw: &str) -> String {
     let enc: String = raw
         .chars()
         .take(12)
-        .map(|c| if c == '_' { '-' } else { c.to_ascii_lowercase() })
+        .map(|c| {
+            if c == '_' {
+                '-'
+            } else {
+                c.to_ascii_lowercase()
+            }
+        })
         .collect();
     if enc == "utf-8" || enc.starts_with("utf-8-") {
         return "utf-8".into();

@@ -33,7 +33,10 @@ fn cpython_decode_vectors() {
 
 #[test]
 fn cookie_regex() {
-    assert_eq!(cookie::cookie_value("# -*- coding: latin-1 -*-\n"), Some("latin-1"));
+    assert_eq!(
+        cookie::cookie_value("# -*- coding: latin-1 -*-\n"),
+        Some("latin-1")
+    );
     assert_eq!(cookie::cookie_value("#coding=utf8"), Some("utf8"));
     assert_eq!(cookie::cookie_value("# coding: \n"), None);
     assert_eq!(cookie::cookie_value("x # coding: latin-1"), None);

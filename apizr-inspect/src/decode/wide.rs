@@ -52,7 +52,11 @@ fn utf16(bytes: &[u8], big: bool) -> Result<String, DecodeFailure> {
         }
     }
     if pending.is_some() {
-        return Err(failure_at(bytes, bytes.len(), "unexpected end of UTF-16 data".into()));
+        return Err(failure_at(
+            bytes,
+            bytes.len(),
+            "unexpected end of UTF-16 data".into(),
+        ));
     }
     Ok(out)
 }
@@ -69,7 +73,11 @@ fn utf32(bytes: &[u8], big: bool) -> Result<String, DecodeFailure> {
         match char::from_u32(value) {
             Some(c) => out.push(c),
             None => {
-                return Err(failure_at(bytes, at, "code point not in range(0x110000)".into()));
+                return Err(failure_at(
+                    bytes,
+                    at,
+                    "code point not in range(0x110000)".into(),
+                ));
             }
         }
     }

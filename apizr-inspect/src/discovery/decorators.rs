@@ -70,21 +70,23 @@ fn is_experiment_reference(expr: &Expr, bindings: &ModuleBindings, def_start: Te
         ),
         Expr::Attribute(attribute) if attribute.attr.as_str() == "experiment" => {
             match attribute.value.as_ref() {
-                Expr::Name(root) => matches!(
-                    earlier_unique(bindings, root.id.as_str(), def_start),
-                    Some(BindingKind::Import { module, aliased: true }) if module == "apizr.tracking"
-                ) || matches!(
-                    earlier_unique(bindings, root.id.as_str(), def_start),
-                    Some(BindingKind::ImportFrom { module, level: 0, name })
-                        if module == "apizr" && name == "tracking"
-                ),
+                Expr::Name(root) => {
+                    matches!(
+                        earlier_unique(bindings, root.id.as_str(), def_start),
+                        Some(BindingKind::Import { module, aliased: true }) if module == "apizr.tracking"
+                    ) || matches!(
+                        earlier_unique(bindings, root.id.as_str(), def_start),
+                        Some(BindingKind::ImportFrom { module, level: 0, name })
+                            if module == "apizr" && name == "tracking"
+                    )
+                }
                 Expr::Attribute(inner) if inner.attr.as_str() == "tracking" => {
                     matches!(inner.value.as_ref(), Expr::Name(root)
-                        if root.id.as_str() == "apizr" && matches!(
-                            earlier_unique(bindings, "apizr", def_start),
-                            Some(BindingKind::Import { module, aliased: false })
-                                if module == "apizr.tracking"
-                        ))
+                    if root.id.as_str() == "apizr" && matches!(
+                        earlier_unique(bindings, "apizr", def_start),
+                        Some(BindingKind::Import { module, aliased: false })
+                            if module == "apizr.tracking"
+                    ))
                 }
                 _ => false,
             }

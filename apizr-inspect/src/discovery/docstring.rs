@@ -61,7 +61,11 @@ pub fn cleandoc(doc: &str) -> String {
         }
     }
     if let Some(first) = lines.first_mut() {
-        let keep: Vec<char> = first.iter().copied().skip_while(|c| is_py_space(*c)).collect();
+        let keep: Vec<char> = first
+            .iter()
+            .copied()
+            .skip_while(|c| is_py_space(*c))
+            .collect();
         *first = keep;
     }
     if margin < usize::MAX {
@@ -72,7 +76,10 @@ pub fn cleandoc(doc: &str) -> String {
     while lines.last().is_some_and(Vec::is_empty) {
         lines.pop();
     }
-    let first_kept = lines.iter().position(|l| !l.is_empty()).unwrap_or(lines.len());
+    let first_kept = lines
+        .iter()
+        .position(|l| !l.is_empty())
+        .unwrap_or(lines.len());
     let kept: Vec<String> = lines
         .get(first_kept..)
         .unwrap_or_default()
@@ -94,7 +101,10 @@ mod tests {
             ("\n\ttab indented\n\t  more\n\n    ", "tab indented\n  more"),
             ("   ", ""),
             ("\n\n  x\n    y\n\n", "x\n  y"),
-            ("first line\n  second\n    third", "first line\nsecond\n  third"),
+            (
+                "first line\n  second\n    third",
+                "first line\nsecond\n  third",
+            ),
             ("  lead\n\ttabbed\n  x", "lead\n      tabbed\nx"),
             ("x\r\ny", "x\r\ny"),
             ("x\x0cy\n  z", "x\x0cy\nz"),

@@ -11,8 +11,8 @@ use apizr_ir::{
 };
 
 use super::bindings::ModuleBindings;
-use super::namespace::NamespaceFacts;
 use super::candidates::Candidate;
+use super::namespace::NamespaceFacts;
 use super::overloads::{Marker, classify};
 use super::signature::{build_signature, expression, is_variadic};
 use super::spans::function_span;
@@ -56,7 +56,9 @@ fn associable(members: &[Member<'_, '_>]) -> bool {
     let same_async = members
         .iter()
         .all(|m| m.candidate.def.is_async == last.candidate.def.is_async);
-    let single_decorator = stubs.iter().all(|m| m.candidate.def.decorator_list.len() == 1);
+    let single_decorator = stubs
+        .iter()
+        .all(|m| m.candidate.def.decorator_list.len() == 1);
     let no_ambiguous = members.iter().all(|m| !m.ambiguous);
     concrete_last && all_direct && consecutive && same_async && single_decorator && no_ambiguous
 }
@@ -134,10 +136,9 @@ pub fn resolve(
         diagnostics.push(Diagnostic::new(DiagnosticKind::ControlFlow, span.clone()));
     }
     // The inert decorator exception only applies to an unconditional definition.
-    if !def.decorator_list.is_empty()
-        && !(candidate.direct
-            && decorators::is_inert(def, execution::is_generator(kind), bindings, namespace))
-    {
+    let inert = candidate.direct
+        && decorators::is_inert(def, execution::is_generator(kind), bindings, namespace);
+    if !def.decorator_list.is_empty() && !inert {
         unconditional = false;
         diagnostics.push(Diagnostic::new(DiagnosticKind::Decorated, span.clone()));
     }

@@ -74,7 +74,10 @@ pub fn build_signature(def: &StmtFunctionDef) -> BuiltSignature {
         }
     }
     let returns = Returns {
-        annotation: def.returns.as_deref().map(|e| declared_type(e, &mut unknown)),
+        annotation: def
+            .returns
+            .as_deref()
+            .map(|e| declared_type(e, &mut unknown)),
         enforcement: "none",
     };
     BuiltSignature {

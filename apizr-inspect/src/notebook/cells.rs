@@ -39,7 +39,10 @@ pub fn splitlines_keepends(text: &str) -> Vec<&str> {
 
 /// Python's `str.isspace` (Unicode White_Space plus the information separators).
 fn py_isspace(line: &str) -> bool {
-    !line.is_empty() && line.chars().all(|c| c.is_whitespace() || ('\x1c'..='\x1f').contains(&c))
+    !line.is_empty()
+        && line
+            .chars()
+            .all(|c| c.is_whitespace() || ('\x1c'..='\x1f').contains(&c))
 }
 
 /// `textwrap.dedent` of CPython 3.11 (lines split at `\n`; whitespace-only lines emptied).
@@ -47,7 +50,13 @@ pub fn dedent(text: &str) -> String {
     let lines: Vec<&str> = text.split('\n').collect();
     let cleaned: Vec<&str> = lines
         .iter()
-        .map(|l| if !l.is_empty() && l.bytes().all(|b| b == b' ' || b == b'\t') { "" } else { l })
+        .map(|l| {
+            if !l.is_empty() && l.bytes().all(|b| b == b' ' || b == b'\t') {
+                ""
+            } else {
+                l
+            }
+        })
         .collect();
     let mut margin: Option<&str> = None;
     for line in &cleaned {
@@ -61,7 +70,11 @@ pub fn dedent(text: &str) -> String {
             Some(m) if indent.starts_with(m) => m,
             Some(m) if m.starts_with(indent) => indent,
             Some(m) => {
-                let common = m.bytes().zip(indent.bytes()).take_while(|(a, b)| a == b).count();
+                let common = m
+                    .bytes()
+                    .zip(indent.bytes())
+                    .take_while(|(a, b)| a == b)
+                    .count();
                 m.get(..common).unwrap_or("")
             }
         });
@@ -105,18 +118,86 @@ pub fn has_prompts(cell: &str) -> bool {
     classic || ipython
 }
 
-/// Byte ranges (in `cell`) of the statements that IPython would rewrite: escape commands
-/// (`%magic`, `!cmd`, `?x`, `x?`, ...) and statements using them (`x = !cmd`).
-pub fn ipython_statements(cell: &str) -> Vec<TextRange> {
-    let parsed = ruff_python_parser::parse_unchecked(cell, ParseOptions::from(Mode::Ipython));
-    let mut finder = Finder {
-        found: Vec::new(),
-        statement: None,
-    };
-    if let ruff_python_ast::Mod::Module(module) = parsed.syntax() {
-        finder.visit_body(&module.body);
+/// What the IPython-mode lexer sees in a cell.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Escapes {
+    /// No IPython syntax.
+    None,
+    /// IPython syntax where ruff's parser can locate it.
+    Located,
+    /// IPython syntax inside brackets or after an operator: the cell is refused as a whole
+    /// (ruff's IPython parser must not see it: some such inputs reach an `unreachable!`).
+    Unlocated,
+}
+
+/// Scan a cell with ruff's IPython-mode lexer (iterative: safe for any nesting).
+pub fn scan_escapes(cell: &str) -> Escapes {
+    use ruff_python_ast::token::TokenKind as T;
+    let mut lexer = ruff_python_parser::lexer::lex(cell, Mode::Ipython);
+    let mut depth: i64 = 0;
+    let mut previous: Option<T> = None;
+    let mut found = Escapes::None;
+    loop {
+        let kind = lexer.next_token();
+        match kind {
+            T::EndOfFile => break,
+            T::Lpar | T::Lsqb | T::Lbrace => depth += 1,
+            T::Rpar | T::Rsqb | T::Rbrace => depth -= 1,
+            T::Question => found = found.max_with(Escapes::Located),
+            T::IpyEscapeCommand => {
+                let at_statement = matches!(
+                    previous,
+                    None | Some(
+                        T::Newline | T::NonLogicalNewline | T::Indent | T::Dedent | T::Equal
+                    )
+                );
+                let level = if depth == 0 && at_statement {
+                    Escapes::Located
+                } else {
+                    Escapes::Unlocated
+                };
+                found = found.max_with(level);
+            }
+            _ => {}
+        }
+        if depth != 0 && found != Escapes::None {
+            found = Escapes::Unlocated;
+        }
+        if !matches!(kind, T::Comment | T::NonLogicalNewline) {
+            previous = Some(kind);
+        }
     }
-    finder.found
+    found
+}
+
+impl Escapes {
+    fn max_with(self, other: Escapes) -> Escapes {
+        match (self, other) {
+            (Escapes::Unlocated, _) | (_, Escapes::Unlocated) => Escapes::Unlocated,
+            (Escapes::Located, _) | (_, Escapes::Located) => Escapes::Located,
+            _ => Escapes::None,
+        }
+    }
+}
+
+/// Byte ranges (in `cell`) of the statements that IPython would rewrite: escape commands
+/// (`%magic`, `!cmd`, `?x`, `x?`, ...) and statements using them (`x = !cmd`). Only call
+/// after [`scan_escapes`] said [`Escapes::Located`] and the cell passed the nesting pre-scan.
+pub fn ipython_statements(cell: &str) -> Vec<TextRange> {
+    let parse = || {
+        let parsed = ruff_python_parser::parse_unchecked(cell, ParseOptions::from(Mode::Ipython));
+        let mut finder = Finder {
+            found: Vec::new(),
+            statement: None,
+        };
+        if let ruff_python_ast::Mod::Module(module) = parsed.syntax() {
+            finder.visit_body(&module.body);
+        }
+        finder.found
+    };
+    // Defence in depth against parser bugs on malformed IPython input; `scan_escapes` keeps
+    // the known case away from the parser.
+    std::panic::catch_unwind(parse).unwrap_or_default()
 }
 
 struct Finder {

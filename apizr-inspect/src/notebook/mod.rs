@@ -107,11 +107,35 @@ fn handle_magics(
     if cell.starts_with("%%") {
         stripped.extend((0..lines.len()).filter(|i| lines.get(*i).is_some_and(|l| !l.is_empty())));
     } else {
-        crate::budget::prescan(&cell)?;
-        for range in cells::ipython_statements(&cell) {
-            let first = cells::line_of(&cell, range.start());
-            let last = cells::line_of(&cell, range.end().checked_sub(1.into()).unwrap_or(range.end()));
-            stripped.extend(first.max(0)..=last.max(first));
+        match cells::scan_escapes(&cell) {
+            cells::Escapes::None => {}
+            cells::Escapes::Unlocated => {
+                return Err(InspectError::NotebookMagics {
+                    position: Some(Position {
+                        line: first_line,
+                        column: 1,
+                    }),
+                });
+            }
+            cells::Escapes::Located => {
+                crate::budget::prescan(&cell)?;
+                let ranges = cells::ipython_statements(&cell);
+                if ranges.is_empty() {
+                    // The lexer saw IPython syntax the parser did not place: refuse whole.
+                    return Err(InspectError::NotebookMagics {
+                        position: Some(Position {
+                            line: first_line,
+                            column: 1,
+                        }),
+                    });
+                }
+                for range in ranges {
+                    let first = cells::line_of(&cell, range.start());
+                    let end = range.end().checked_sub(1.into()).unwrap_or(range.end());
+                    let last = cells::line_of(&cell, end);
+                    stripped.extend(first..=last.max(first));
+                }
+            }
         }
         stripped.sort_unstable();
         stripped.dedup();
@@ -130,7 +154,9 @@ fn handle_magics(
     }
     let mut out: Vec<String> = lines.iter().map(|l| (*l).to_string()).collect();
     for &index in &stripped {
-        let Some(line) = out.get_mut(index) else { continue };
+        let Some(line) = out.get_mut(index) else {
+            continue;
+        };
         let body = line.trim_start_matches([' ', '\t']);
         let indent = line.get(..line.len() - body.len()).unwrap_or("");
         let replacement = if indent.is_empty() || cell.starts_with("%%") {
@@ -166,11 +192,11 @@ impl<'a> Visitor<'a> for GetIpython {
         if self.found.is_some() {
             return;
         }
-        if let Expr::Call(ExprCall { func, .. }) = expr {
-            if matches!(func.as_ref(), Expr::Name(name) if name.id.as_str() == "get_ipython") {
-                self.found = Some(expr.start());
-                return;
-            }
+        if let Expr::Call(ExprCall { func, .. }) = expr
+            && matches!(func.as_ref(), Expr::Name(name) if name.id.as_str() == "get_ipython")
+        {
+            self.found = Some(expr.start());
+            return;
         }
         visitor::walk_expr(self, expr);
     }

@@ -30,12 +30,19 @@ fn invalid(place: &str, what: impl std::fmt::Display) -> InspectError {
 }
 
 fn object<'a>(value: &'a Value, place: &str) -> Result<&'a Map<String, Value>, InspectError> {
-    value
-        .as_object()
-        .ok_or_else(|| invalid(place, format!("expected an object, found {}", kind_name(value))))
+    value.as_object().ok_or_else(|| {
+        invalid(
+            place,
+            format!("expected an object, found {}", kind_name(value)),
+        )
+    })
 }
 
-fn required<'a>(map: &'a Map<String, Value>, key: &str, place: &str) -> Result<&'a Value, InspectError> {
+fn required<'a>(
+    map: &'a Map<String, Value>,
+    key: &str,
+    place: &str,
+) -> Result<&'a Value, InspectError> {
     map.get(key)
         .ok_or_else(|| invalid(place, format!("missing required field '{key}'")))
 }
@@ -49,13 +56,18 @@ pub fn cells(notebook: &Map<String, Value>) -> Result<Vec<Cell<'_>>, InspectErro
     let version = required(notebook, "nbformat", "notebook")?;
     if version.as_u64() != Some(4) {
         return Err(InspectError::Notebook {
-            message: format!("Unsupported nbformat version {version}; only nbformat 4 is supported"),
+            message: format!(
+                "Unsupported nbformat version {version}; only nbformat 4 is supported"
+            ),
         });
     }
     if non_negative(required(notebook, "nbformat_minor", "notebook")?).is_none() {
         return Err(invalid("nbformat_minor", "expected a non-negative integer"));
     }
-    notebook_metadata(object(required(notebook, "metadata", "notebook")?, "metadata")?)?;
+    notebook_metadata(object(
+        required(notebook, "metadata", "notebook")?,
+        "metadata",
+    )?)?;
     let cells = required(notebook, "cells", "notebook")?
         .as_array()
         .ok_or_else(|| invalid("cells", "expected an array"))?;
@@ -71,7 +83,10 @@ fn notebook_metadata(metadata: &Map<String, Value>) -> Result<(), InspectError> 
         let spec = object(spec, "metadata.kernelspec")?;
         for key in ["name", "display_name"] {
             if !required(spec, key, "metadata.kernelspec")?.is_string() {
-                return Err(invalid("metadata.kernelspec", format!("'{key}' must be a string")));
+                return Err(invalid(
+                    "metadata.kernelspec",
+                    format!("'{key}' must be a string"),
+                ));
             }
         }
     }
@@ -96,7 +111,10 @@ fn source(value: &Value, place: &str) -> Result<String, InspectError> {
             .collect(),
         other => Err(invalid(
             place,
-            format!("'source' must be a string or a list of strings, found {}", kind_name(other)),
+            format!(
+                "'source' must be a string or a list of strings, found {}",
+                kind_name(other)
+            ),
         )),
     }
 }
@@ -107,15 +125,24 @@ fn validate_cell<'a>(cell: &'a Value, place: &str) -> Result<Cell<'a>, InspectEr
         Some("code") => CellKind::Code,
         Some("markdown") => CellKind::Markdown,
         Some("raw") => CellKind::Raw,
-        _ => return Err(invalid(place, "'cell_type' must be 'code', 'markdown' or 'raw'")),
+        _ => {
+            return Err(invalid(
+                place,
+                "'cell_type' must be 'code', 'markdown' or 'raw'",
+            ));
+        }
     };
     if let Some(id) = cell.get("id") {
         let ok = id.as_str().is_some_and(|s| {
             (1..=64).contains(&s.len())
-                && s.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+                && s.bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
         });
         if !ok {
-            return Err(invalid(place, "'id' must be 1-64 characters of [a-zA-Z0-9-_]"));
+            return Err(invalid(
+                place,
+                "'id' must be 1-64 characters of [a-zA-Z0-9-_]",
+            ));
         }
     }
     let metadata = object(required(cell, "metadata", place)?, place)?;
@@ -126,7 +153,10 @@ fn validate_cell<'a>(cell: &'a Value, place: &str) -> Result<Cell<'a>, InspectEr
         let count = required(cell, "execution_count", place)?;
         if !count.is_null() {
             execution_count = Some(non_negative(count).ok_or_else(|| {
-                invalid(place, "'execution_count' must be null or a non-negative integer")
+                invalid(
+                    place,
+                    "'execution_count' must be null or a non-negative integer",
+                )
             })?);
         }
         let outputs = required(cell, "outputs", place)?
@@ -148,10 +178,15 @@ fn validate_cell<'a>(cell: &'a Value, place: &str) -> Result<Cell<'a>, InspectEr
     })
 }
 
+type Check = (&'static str, fn(&Value) -> bool);
+
 fn cell_metadata(metadata: &Map<String, Value>, place: &str) -> Result<(), InspectError> {
-    let checks: [(&str, fn(&Value) -> bool); 6] = [
+    let checks: [Check; 6] = [
         ("tags", |v| {
-            v.as_array().is_some_and(|a| a.iter().all(|t| t.as_str().is_some_and(|s| !s.contains(','))))
+            v.as_array().is_some_and(|a| {
+                a.iter()
+                    .all(|t| t.as_str().is_some_and(|s| !s.contains(',')))
+            })
         }),
         ("collapsed", Value::is_boolean),
         ("scrolled", |v| v.is_boolean() || v.as_str() == Some("auto")),
@@ -161,7 +196,10 @@ fn cell_metadata(metadata: &Map<String, Value>, place: &str) -> Result<(), Inspe
     ];
     for (key, ok) in checks {
         if metadata.get(key).is_some_and(|v| !ok(v)) {
-            return Err(invalid(place, format!("metadata field '{key}' has the wrong type")));
+            return Err(invalid(
+                place,
+                format!("metadata field '{key}' has the wrong type"),
+            ));
         }
     }
     Ok(())

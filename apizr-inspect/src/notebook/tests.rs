@@ -16,7 +16,10 @@ fn cleanup_like_ipython() {
     assert_eq!(clean_cell("x = 1"), "x = 1\n");
     assert_eq!(clean_cell("\n  \n   y = 2\n   z = 3"), "y = 2\nz = 3\n");
     assert_eq!(clean_cell("a\r\nb\r\n"), "a\r\nb\r\n");
-    assert_eq!(splitlines_keepends("a\rb\r\nc\x0cd"), vec!["a\r", "b\r\n", "c\x0c", "d"]);
+    assert_eq!(
+        splitlines_keepends("a\rb\r\nc\x0cd"),
+        vec!["a\r", "b\r\n", "c\x0c", "d"]
+    );
 }
 
 #[test]

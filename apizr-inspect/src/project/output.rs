@@ -181,3 +181,84 @@ fn summary_json(summary: &Summary) -> String {
         summary.needing_attention,
     )
 }
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, reason = "a failed unwrap is a failed test")]
+mod tests {
+    use super::*;
+    use crate::project::{ModuleCounts, ModuleError, ModuleReport};
+
+    fn inspected(path: &str, module: &str, ir: &[u8], readiness: &[u8]) -> ModuleEntry {
+        ModuleEntry {
+            path: path.into(),
+            module: Some(module.into()),
+            result: Ok(ModuleReport {
+                ir_digest: Digest::sha256(ir),
+                readiness_digest: Digest::sha256(readiness),
+                counts: ModuleCounts::default(),
+                envelope: b"{}\n".to_vec(),
+            }),
+            notes: vec![],
+        }
+    }
+
+    #[test]
+    fn empty_project_digest_is_the_digest_of_an_empty_array() {
+        assert_eq!(project_digest(&[]), Digest::sha256(b"[]\n"));
+    }
+
+    #[test]
+    fn project_digest_ignores_paths_order_and_failures() {
+        let a = inspected("x/a.py", "a", b"1", b"2");
+        let b = inspected("b.py", "b", b"3", b"4");
+        let failed = ModuleEntry {
+            path: "c.py".into(),
+            module: Some("c".into()),
+            result: Err(ModuleError {
+                kind: "syntax",
+                message: "bad".into(),
+                position: None,
+            }),
+            notes: vec![],
+        };
+        let mut moved = a.clone();
+        moved.path = "elsewhere/a.py".into();
+        let one = project_digest(&[a.clone(), b.clone()]);
+        assert_eq!(one, project_digest(&[b.clone(), moved, failed]));
+        let mut expected = String::from("[");
+        for (module, ir, readiness) in [("a", b"1", b"2"), ("b", b"3", b"4")] {
+            if expected.len() > 1 {
+                expected.push(',');
+            }
+            expected.push_str(&format!(
+                "{{\"ir_digest\":{{\"algorithm\":\"sha256\",\"value\":\"{}\"}},\"module\":\"{module}\",\
+                 \"readiness_digest\":{{\"algorithm\":\"sha256\",\"value\":\"{}\"}}}}",
+                Digest::sha256(ir).value,
+                Digest::sha256(readiness).value
+            ));
+        }
+        expected.push_str("]\n");
+        assert_eq!(one, Digest::sha256(expected.as_bytes()));
+    }
+
+    #[test]
+    fn error_entries_serialize_with_sorted_keys_and_null_positions() {
+        let entry = ModuleEntry {
+            path: "p/\"q\".py".into(),
+            module: None,
+            result: Err(ModuleError {
+                kind: "path",
+                message: "no name".into(),
+                position: None,
+            }),
+            notes: vec![],
+        };
+        let mut out = Vec::new();
+        write_entry(&mut out, &entry).unwrap();
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            "{\"error\":{\"column\":null,\"kind\":\"path\",\"line\":null,\"message\":\"no name\"},\
+             \"module\":null,\"path\":\"p/\\\"q\\\".py\"}"
+        );
+    }
+}

@@ -23,13 +23,19 @@ mod strings;
 use ruff_python_ast::Expr;
 
 /// Cases where CPython's `ast.unparse` raises instead of returning text.
+///
+/// The `Display` text is exactly `str()` of CPython's `ValueError` (the reference tool prints
+/// `apizr inspect: <that text>` and exits with status 2).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum UnparseError {
-    /// `ValueError: Unable to avoid backslash in f-string expression part`.
-    #[error("unable to avoid backslash in f-string expression part")]
+    /// A replacement-field expression of an f-string cannot be written without a backslash.
+    #[error("Unable to avoid backslash in f-string expression part")]
     BackslashInFStringExpression,
-    /// `ValueError: Exceeds the limit (4300 digits) for integer string conversion`.
-    #[error("integer literal has {digits} decimal digits, more than CPython prints (4300)")]
+    /// An integer with more decimal digits than `sys.get_int_max_str_digits()` (4300).
+    #[error(
+        "Exceeds the limit (4300 digits) for integer string conversion; \
+         use sys.set_int_max_str_digits() to increase the limit"
+    )]
     IntegerTooLarge { digits: usize },
     /// An integer token that is not a valid literal (the parser reported an error).
     #[error("malformed integer literal")]

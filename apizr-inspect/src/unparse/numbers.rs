@@ -43,19 +43,21 @@ fn float_text(value: f64) -> String {
 /// `repr(complex)`: a literal like `2j` always has a positive zero real part, which repr
 /// omits; the imaginary part uses `repr` formatting without the forced `.0`.
 fn complex_text(real: f64, imag: f64) -> String {
-    let imag_text = match float_text(imag) {
-        text if text.ends_with(".0") => text[..text.len() - 2].to_owned(),
-        text => text,
-    };
+    let imag_text = without_dot_zero(float_text(imag));
     if real == 0.0 && real.is_sign_positive() {
         return format!("{imag_text}j");
     }
-    let real_text = match float_text(real) {
-        text if text.ends_with(".0") => text[..text.len() - 2].to_owned(),
-        text => text,
-    };
+    let real_text = without_dot_zero(float_text(real));
     let sign = if imag_text.starts_with('-') { "" } else { "+" };
     format!("({real_text}{sign}{imag_text}j)")
+}
+
+/// Complex repr formats its parts without the `.0` that float repr forces.
+fn without_dot_zero(text: String) -> String {
+    match text.strip_suffix(".0") {
+        Some(stripped) => stripped.to_owned(),
+        None => text,
+    }
 }
 
 fn int_text(int: &Int) -> Result<String, UnparseError> {
@@ -66,11 +68,14 @@ fn int_text(int: &Int) -> Result<String, UnparseError> {
     // `0x` / `0o` / `0b` literal with its underscores.
     let token = int.to_string();
     let lower = token.to_ascii_lowercase();
-    let (radix, digits) = match lower.get(..2) {
-        Some("0x") => (16, &lower[2..]),
-        Some("0o") => (8, &lower[2..]),
-        Some("0b") => (2, &lower[2..]),
-        _ => (10, lower.as_str()),
+    let (radix, digits) = if let Some(hex) = lower.strip_prefix("0x") {
+        (16, hex)
+    } else if let Some(octal) = lower.strip_prefix("0o") {
+        (8, octal)
+    } else if let Some(binary) = lower.strip_prefix("0b") {
+        (2, binary)
+    } else {
+        (10, lower.as_str())
     };
     let decimal = to_decimal(digits, radix)?;
     if decimal.len() > MAX_STR_DIGITS {
@@ -125,6 +130,7 @@ fn to_decimal(digits: &str, radix: u32) -> Result<String, UnparseError> {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

@@ -48,9 +48,9 @@ fn probe() -> ProbeReport {
                 report.net_ns = unshare(CloneFlags::CLONE_NEWNET).is_ok();
                 report.pid_ns = unshare(CloneFlags::CLONE_NEWPID).is_ok();
             }
-            Err(second) => report
-                .errors
-                .push(format!("namespaces: {first}; with a user namespace: {second}")),
+            Err(second) => report.errors.push(format!(
+                "namespaces: {first}; with a user namespace: {second}"
+            )),
         },
     }
     report.seccomp_filter = std::fs::read_to_string("/proc/self/status")

@@ -24,7 +24,10 @@ pub(super) fn run(config: &LaunchConfig) -> i32 {
     let mut child = match Command::new(&config.program).args(&config.args).spawn() {
         Ok(child) => child,
         Err(e) => {
-            eprintln!("apizr-launch: cannot start {}: {e}", config.program.display());
+            eprintln!(
+                "apizr-launch: cannot start {}: {e}",
+                config.program.display()
+            );
             return SETUP_FAILED;
         }
     };
@@ -118,7 +121,9 @@ fn apply_landlock(rules: &LandlockConfig) -> Result<(), String> {
     ] {
         for path in paths {
             let fd = PathFd::new(path).map_err(|e| format!("landlock {}: {e}", path.display()))?;
-            created = created.add_rule(PathBeneath::new(fd, access)).map_err(err)?;
+            created = created
+                .add_rule(PathBeneath::new(fd, access))
+                .map_err(err)?;
         }
     }
     let status = created.restrict_self().map_err(err)?;

@@ -54,7 +54,12 @@ pub fn ts_items(kind: TypeKind, items: Vec<TypeSpec>, variadic: bool) -> TypeSpe
     }
 }
 
-pub fn param(name: &str, kind: ParameterKind, required: bool, type_spec: TypeSpec) -> BindingParameter {
+pub fn param(
+    name: &str,
+    kind: ParameterKind,
+    required: bool,
+    type_spec: TypeSpec,
+) -> BindingParameter {
     BindingParameter {
         name: name.into(),
         kind,
@@ -64,7 +69,12 @@ pub fn param(name: &str, kind: ParameterKind, required: bool, type_spec: TypeSpe
 }
 
 /// A call of `function` in module `module` with keyword arguments only.
-pub fn call(source: &str, function: &str, params: Vec<BindingParameter>, kwargs: &[(&str, Value)]) -> CallRequest {
+pub fn call(
+    source: &str,
+    function: &str,
+    params: Vec<BindingParameter>,
+    kwargs: &[(&str, Value)],
+) -> CallRequest {
     let execution = if source.contains(&format!("async def {function}")) {
         ExecutionKind::Async
     } else {

@@ -1,0 +1,262 @@
+//! The shared interface contract (contract 5.2-5.3): the `InvocationContract` of one eligible
+//! capability, its digest, and the JSON Schema (2020-12 / OpenAPI 3.1) mapping of TypeSpecs.
+//!
+//! Why here: the same contract feeds `apizr execute` (inside the runtime plan, hashed into
+//! `interface_digest`), `openapi.json` and `mcp-tools.json`, so it must be one pure data type
+//! with one canonical encoding. Schemas are built as [`Value`]s so that they serialize with the
+//! canonical encoder (sorted keys, Python floats) like every other artifact.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use crate::capability::ParameterKind;
+use crate::digest::Digest;
+use crate::json::{CanonicalError, Value};
+use crate::readiness::{TypeKind, TypeSpec};
+
+/// `execution` of a contract: only plain functions and coroutines are eligible.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ContractExecution {
+    Sync,
+    Async,
+}
+
+/// One parameter of the contract, in signature order.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ContractParameter {
+    pub kind: ParameterKind,
+    pub name: String,
+    pub required: bool,
+    #[serde(rename = "type")]
+    pub type_spec: TypeSpec,
+}
+
+/// `{capability_id, description, execution, name, parameters, returns}`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct InvocationContract {
+    pub capability_id: String,
+    /// The docstring, or null.
+    pub description: Option<String>,
+    pub execution: ContractExecution,
+    pub name: String,
+    pub parameters: Vec<ContractParameter>,
+    /// `any` whenever the outputs dimension has a reason.
+    pub returns: TypeSpec,
+}
+
+impl InvocationContract {
+    /// Canonical bytes (document + `\n`).
+    pub fn canonical_bytes(&self) -> Result<Vec<u8>, CanonicalError> {
+        crate::json::canonical_bytes(self)
+    }
+
+    /// `interface_digest`.
+    pub fn digest(&self) -> Result<Digest, CanonicalError> {
+        Ok(Digest::sha256(&self.canonical_bytes()?))
+    }
+
+    /// The request (tool input) schema of 5.3.
+    pub fn request_schema(&self) -> Value {
+        request_schema(&self.parameters)
+    }
+}
+
+fn object(pairs: Vec<(&str, Value)>) -> Value {
+    Value::Object(
+        pairs
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v))
+            .collect(),
+    )
+}
+
+fn typed(name: &str) -> Value {
+    object(vec![("type", Value::Str(name.into()))])
+}
+
+/// The JSON Schema `type` name of a literal value.
+fn literal_type(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "boolean",
+        Value::Str(_) => "string",
+        Value::Int(_) | Value::BigInt(_) => "integer",
+        Value::Float(_) => "number",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    }
+}
+
+fn constant(value: &Value) -> Value {
+    object(vec![
+        ("const", value.clone()),
+        ("type", Value::Str(literal_type(value).into())),
+    ])
+}
+
+fn first_item(spec: &TypeSpec) -> Value {
+    spec.items.first().map_or_else(|| object(vec![]), type_schema)
+}
+
+/// The JSON Schema of one TypeSpec (5.3 table).
+pub fn type_schema(spec: &TypeSpec) -> Value {
+    match spec.kind {
+        TypeKind::Any => object(vec![]),
+        TypeKind::Int => typed("integer"),
+        TypeKind::Float => typed("number"),
+        TypeKind::Str => typed("string"),
+        TypeKind::Bool => typed("boolean"),
+        TypeKind::Null => typed("null"),
+        TypeKind::Literal => match spec.values.as_slice() {
+            [one] => constant(one),
+            many => object(vec![(
+                "anyOf",
+                Value::Array(many.iter().map(constant).collect()),
+            )]),
+        },
+        TypeKind::Union => object(vec![(
+            "anyOf",
+            Value::Array(spec.items.iter().map(type_schema).collect()),
+        )]),
+        TypeKind::Object => {
+            let fields = spec.fields.as_deref().unwrap_or(&[]);
+            let properties: BTreeMap<String, Value> = fields
+                .iter()
+                .map(|f| (f.name.clone(), type_schema(&f.type_spec)))
+                .collect();
+            let required = fields
+                .iter()
+                .filter(|f| f.required)
+                .map(|f| Value::Str(f.name.clone()))
+                .collect();
+            object(vec![
+                ("additionalProperties", Value::Bool(false)),
+                ("properties", Value::Object(properties)),
+                ("required", Value::Array(required)),
+                ("type", Value::Str("object".into())),
+            ])
+        }
+        TypeKind::Dict => object(vec![
+            ("additionalProperties", first_item(spec)),
+            ("type", Value::Str("object".into())),
+        ]),
+        TypeKind::Tuple if !spec.variadic => {
+            let n = Value::Int(i64::try_from(spec.items.len()).unwrap_or(i64::MAX));
+            object(vec![
+                ("maxItems", n.clone()),
+                ("minItems", n),
+                (
+                    "prefixItems",
+                    Value::Array(spec.items.iter().map(type_schema).collect()),
+                ),
+                ("type", Value::Str("array".into())),
+            ])
+        }
+        TypeKind::List | TypeKind::Tuple => object(vec![
+            ("items", first_item(spec)),
+            ("type", Value::Str("array".into())),
+        ]),
+        TypeKind::Set => object(vec![
+            ("items", first_item(spec)),
+            ("type", Value::Str("array".into())),
+            ("uniqueItems", Value::Bool(true)),
+        ]),
+    }
+}
+
+/// The request schema: a closed object of the parameters, `required` in signature order, and
+/// `dependentRequired` (only when non-empty) for positional-only parameters that need their
+/// earlier optional positional-only siblings.
+pub fn request_schema(parameters: &[ContractParameter]) -> Value {
+    let properties: BTreeMap<String, Value> = parameters
+        .iter()
+        .map(|p| (p.name.clone(), type_schema(&p.type_spec)))
+        .collect();
+    let required: Vec<Value> = parameters
+        .iter()
+        .filter(|p| p.required)
+        .map(|p| Value::Str(p.name.clone()))
+        .collect();
+    let mut dependent = BTreeMap::new();
+    let mut earlier_optional: Vec<Value> = Vec::new();
+    for p in parameters
+        .iter()
+        .filter(|p| p.kind == ParameterKind::PositionalOnly)
+    {
+        if !earlier_optional.is_empty() {
+            dependent.insert(p.name.clone(), Value::Array(earlier_optional.clone()));
+        }
+        if !p.required {
+            earlier_optional.push(Value::Str(p.name.clone()));
+        }
+    }
+    let mut schema = vec![
+        ("additionalProperties", Value::Bool(false)),
+        ("properties", Value::Object(properties)),
+        ("required", Value::Array(required)),
+        ("type", Value::Str("object".into())),
+    ];
+    if !dependent.is_empty() {
+        schema.push(("dependentRequired", Value::Object(dependent)));
+    }
+    object(schema)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn param(name: &str, kind: ParameterKind, required: bool) -> ContractParameter {
+        ContractParameter {
+            kind,
+            name: name.into(),
+            required,
+            type_spec: TypeSpec::simple(TypeKind::Int),
+        }
+    }
+
+    #[test]
+    fn dependent_required_vector() {
+        let po = ParameterKind::PositionalOnly;
+        let params = vec![
+            param("a", po, false),
+            param("b", po, false),
+            param("c", po, false),
+            param("d", ParameterKind::PositionalOrKeyword, false),
+        ];
+        let schema = request_schema(&params).canonical_string().unwrap();
+        assert!(
+            schema.contains(r#""dependentRequired":{"b":["a"],"c":["a","b"]}"#),
+            "{schema}"
+        );
+        let plain = request_schema(&[param("x", po, true)])
+            .canonical_string()
+            .unwrap();
+        assert_eq!(
+            plain,
+            r#"{"additionalProperties":false,"properties":{"x":{"type":"integer"}},"required":["x"],"type":"object"}"#
+        );
+    }
+
+    #[test]
+    fn literal_schemas() {
+        let one = TypeSpec {
+            values: vec![Value::Int(1)],
+            ..TypeSpec::simple(TypeKind::Literal)
+        };
+        assert_eq!(
+            type_schema(&one).canonical_string().unwrap(),
+            r#"{"const":1,"type":"integer"}"#
+        );
+        let many = TypeSpec {
+            values: vec![Value::Null, Value::Float(1.5), Value::Str("a".into())],
+            ..TypeSpec::simple(TypeKind::Literal)
+        };
+        assert_eq!(
+            type_schema(&many).canonical_string().unwrap(),
+            r#"{"anyOf":[{"const":null,"type":"null"},{"const":1.5,"type":"number"},{"const":"a","type":"string"}]}"#
+        );
+    }
+}
