@@ -130,9 +130,10 @@ pub fn inspect_path(
     options: InspectOptions,
 ) -> Result<Outcome, InspectError> {
     let (bytes, kind) = source::read_source(path)?;
+    // The reference treats an empty `--module-name ''` like an absent one: use the file stem.
     let module = match module {
-        Some(name) => name.to_string(),
-        None => source::default_module_name(path)?,
+        Some(name) if !name.is_empty() => name.to_string(),
+        _ => source::default_module_name(path)?,
     };
     inspect_bytes(&bytes, kind, &module, options)
 }

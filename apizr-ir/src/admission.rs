@@ -66,7 +66,7 @@ pub fn preflight(bytes: &[u8], byte_limit: u64) -> Result<(), AdmissionError> {
     let mut in_string = false;
     let mut escaped = false;
     let mut in_scalar = false;
-    let mut count = |nodes: &mut usize| {
+    let count = |nodes: &mut usize| {
         *nodes += 1;
         if *nodes > MAX_NODES {
             Err(AdmissionError::StructureLimit)

@@ -86,7 +86,7 @@ fn filesystem_sandbox_blocks_writes_outside_the_working_directory() {
     let rt = runtime_in(&root);
     let outside = root.join("outside.txt");
     let source = String::from(
-        "import os, tempfile\ndef f(target):\n    with open('inside.txt', 'w') as fh:\n        fh.write('ok')\n    fd, tmp = tempfile.mkstemp()\n    os.close(fd)\n    host = open('/etc/passwd').read(10)\n    if target:\n        open(target, 'w').write('escaped')\n    return [tmp.startswith(os.getcwd()), len(host)]\n"
+        "import os, tempfile\ndef f(target):\n    with open('inside.txt', 'w') as fh:\n        fh.write('ok')\n    fd, tmp = tempfile.mkstemp()\n    os.close(fd)\n    host = open('/etc/passwd').read(10)\n    if target:\n        open(target, 'w').write('escaped')\n    return [tmp.startswith(os.getcwd()), len(host)]\n",
     );
     let target = |t: Option<&str>| {
         let mut c = call(

@@ -405,3 +405,39 @@ fn every_status_is_reachable() {
     seen.insert(status(&bare.execute(&denied)));
     assert_eq!(seen.len(), 10, "{seen:?}");
 }
+
+#[test]
+fn audit_records_identities_and_never_argument_values() {
+    let root = temp_root("audit");
+    let path = root.join("audit.jsonl");
+    let sink = std::sync::Arc::new(apizr_runtime::audit::FileAuditSink::open(&path).unwrap());
+    let rt = runtime_in(&root).with_audit(sink);
+    let c = call(
+        "def f(secret):\n    return 1\n",
+        "f",
+        vec![param(
+            "secret",
+            PositionalOrKeyword,
+            true,
+            ts(TypeKind::Str),
+        )],
+        &[("secret", Value::Str("hunter2-argument-value".into()))],
+    );
+    let out = rt.execute(&c);
+    assert_eq!(status(&out), "success");
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert_eq!(text.lines().count(), 1);
+    let line = serde_json_value(text.trim_end());
+    assert_eq!(line.get("status"), Some(&Value::Str("success".into())));
+    assert_eq!(
+        line.get("executable_digest"),
+        Some(&Value::Str(c.executable.digest.prefixed()))
+    );
+    assert_eq!(
+        line.get("policy_digest"),
+        Some(&Value::Str(
+            "sha256:e8b05fb2d6f3c81bb27a3a9fe4bca7d4ab28b001b3a73c2230e19314c5201d6b".into()
+        ))
+    );
+    assert!(!text.contains("hunter2"));
+}
