@@ -33,7 +33,9 @@ pub fn render(error: &InspectError, context: &Context<'_>, style: Style) -> Stri
         InspectError::Read { message, .. } => {
             let _ = writeln!(out, "{prefix} {path}: {message}");
         }
-        InspectError::UnsupportedSuffix { .. } | InspectError::Encoding(_) => {
+        InspectError::UnsupportedSuffix { .. }
+        | InspectError::Encoding(_)
+        | InspectError::Unparse(_) => {
             let _ = writeln!(out, "{prefix} {error}");
         }
         InspectError::ModuleName { .. } => {

@@ -138,8 +138,10 @@ fn run_dir(args: &InspectArgs) -> anyhow::Result<ExitCode> {
         Format::Json => {
             let stdout = std::io::stdout();
             let mut out = std::io::BufWriter::new(stdout.lock());
-            inspection.write_canonical(&mut out)?;
-            out.flush()?;
+            let written = inspection
+                .write_canonical(&mut out)
+                .and_then(|()| out.flush());
+            ignore_broken_pipe(written)?;
         }
         Format::Text => {
             let text = project_report::render(&inspection, Style::for_stdout());
@@ -162,8 +164,12 @@ fn usage_error(message: &str) -> ExitCode {
 fn write_stdout(bytes: &[u8]) -> anyhow::Result<()> {
     let stdout = std::io::stdout();
     let mut lock = stdout.lock();
-    match lock.write_all(bytes).and_then(|()| lock.flush()) {
+    ignore_broken_pipe(lock.write_all(bytes).and_then(|()| lock.flush()))
+}
+
+fn ignore_broken_pipe(result: std::io::Result<()>) -> anyhow::Result<()> {
+    match result {
         Err(error) if error.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
-        other => Ok(other?),
+        other => Ok(other.context("could not write to stdout")?),
     }
 }

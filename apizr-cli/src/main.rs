@@ -24,6 +24,10 @@ pub const EXIT_ATTENTION: u8 = 1;
 pub const EXIT_INPUT: u8 = 2;
 
 fn main() -> ExitCode {
+    // A panic is a bug in apizr, never the user's fault: one line, no backtrace noise.
+    std::panic::set_hook(Box::new(|info| {
+        eprintln!("apizr: internal error (please report it): {info}");
+    }));
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         // `--help` and `--version` exit 0; usage errors exit 2 (clap's convention, and ours).

@@ -310,6 +310,54 @@ fn contract_vectors_are_pinned_in_goldens() {
     )
     .unwrap();
     assert_eq!(generated.len(), 16 * 1024 * 1024);
+    let over = support::input_bytes(
+        &list_fixtures()
+            .into_iter()
+            .find(|f| f.rel == "exit/over_16mib.gen")
+            .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(over.len(), 16 * 1024 * 1024 + 1);
+}
+
+/// Identity depends on bytes and module name only (contract 2.5, 9): the same file copied
+/// elsewhere and named by a relative path from another working directory gives the same bytes.
+/// Checked on every committed fixture of one category to keep it quick.
+#[test]
+fn output_does_not_depend_on_path() {
+    let scratch = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("path-independence");
+    let mut problems = Vec::new();
+    let fixtures: Vec<Fixture> = list_fixtures()
+        .into_iter()
+        .filter(|f| f.category() == "encoding")
+        .collect();
+    assert!(!fixtures.is_empty());
+    for fixture in fixtures {
+        let dir = scratch.join(fixture.rel.replace('/', "_"));
+        std::fs::create_dir_all(&dir).unwrap();
+        let name = fixture
+            .input
+            .file_name()
+            .unwrap()
+            .to_string_lossy()
+            .into_owned();
+        std::fs::copy(&fixture.input, dir.join(&name)).unwrap();
+        let mut in_place = vec!["inspect".to_string(), fixture.input.display().to_string()];
+        let mut relative = vec!["inspect".to_string(), name];
+        for args in [&mut in_place, &mut relative] {
+            args.extend(["--format".to_string(), "json".to_string()]);
+            args.extend(fixture.args.iter().cloned());
+        }
+        let a = run_apizr(&in_place).unwrap();
+        let b = support::run_apizr_in(&relative, Some(&dir)).unwrap();
+        if (a.code, &a.stdout) != (b.code, &b.stdout) {
+            problems.push(fixture.rel.clone());
+        }
+    }
+    assert!(
+        problems.is_empty(),
+        "output depends on the path for: {problems:?}"
+    );
 }
 
 /// The harness's own parsers must agree with what `scripts/refresh-goldens` does.

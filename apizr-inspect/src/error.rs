@@ -58,6 +58,11 @@ pub enum InspectError {
     )]
     NotebookMagics { position: Option<Position> },
 
+    /// CPython 3.11 `ast.unparse` refuses an annotation, default or decorator (the reference
+    /// fails the inspection with this message).
+    #[error("{0}")]
+    Unparse(#[from] crate::unparse::UnparseError),
+
     /// A value could not be canonically encoded (should not happen for IR built here).
     #[error("internal encoding error: {0}")]
     Encoding(#[from] apizr_ir::CanonicalError),

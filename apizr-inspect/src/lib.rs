@@ -106,8 +106,14 @@ pub fn inspect_bytes_parsed(
         transformed_digest,
     };
     let ir = discovery::build_ir(&parsed, record);
+    if let Some(error) = parsed.take_unparse_error() {
+        return Err(error.into());
+    }
     let ir_digest = Digest::sha256(&ir.canonical_bytes()?);
     let readiness = readiness::assess(&parsed, &ir, ir_digest.clone());
+    if let Some(error) = parsed.take_unparse_error() {
+        return Err(error.into());
+    }
     let readiness_digest = Digest::sha256(&apizr_ir::canonical_bytes(&readiness)?);
     debug_assert_eq!(ir.schema_version, CAPABILITY_SCHEMA);
     let outcome = Outcome {

@@ -17,6 +17,9 @@ pub struct ParsedModule {
     pub module: String,
     pub ast: ModModule,
     line_index: LineIndex,
+    /// The first expression CPython's `ast.unparse` would refuse (the reference then fails the
+    /// whole inspection with exit 2); recorded by [`ParsedModule::declared_text`].
+    unparse_error: std::cell::RefCell<Option<crate::unparse::UnparseError>>,
 }
 
 impl ParsedModule {
@@ -74,7 +77,27 @@ impl ParsedModule {
             module,
             ast,
             line_index,
+            unparse_error: std::cell::RefCell::new(None),
         })
+    }
+
+    /// CPython 3.11 `ast.unparse` text of an expression of this module. If CPython would raise,
+    /// the first such error is kept for [`ParsedModule::take_unparse_error`] and a best-effort
+    /// text is returned so that building can finish.
+    pub fn declared_text(&self, expr: &ruff_python_ast::Expr) -> String {
+        match crate::unparse::try_unparse_with_source(expr, &self.text) {
+            Ok(text) => text,
+            Err(error) => {
+                let text = crate::unparse::unparse_with_source(expr, &self.text);
+                self.unparse_error.borrow_mut().get_or_insert(error);
+                text
+            }
+        }
+    }
+
+    /// The first unparse refusal recorded by [`ParsedModule::declared_text`], if any.
+    pub fn take_unparse_error(&self) -> Option<crate::unparse::UnparseError> {
+        self.unparse_error.borrow_mut().take()
     }
 
     pub fn body(&self) -> &[Stmt] {

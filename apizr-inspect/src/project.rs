@@ -179,6 +179,7 @@ pub fn error_kind(error: &InspectError) -> &'static str {
         InspectError::StructureLimit { .. } => "structure_limit",
         InspectError::Notebook { .. } => "notebook",
         InspectError::NotebookMagics { .. } => "notebook_magics",
+        InspectError::Unparse(_) => "unparse",
         InspectError::Encoding(_) => "encoding",
     }
 }
@@ -327,7 +328,20 @@ fn inspect_found(found: walk::Found, options: &ProjectOptions) -> ModuleEntry {
         Ok(valid) => valid,
         Err(error) => return failed(ModuleError::from_inspect(&error), Some(name)),
     };
-    match crate::inspect_path(&path, Some(&name), options.inspect) {
+    // A bug in one stage must not take the other files down with it: the panic becomes this
+    // entry's error (the process-wide panic hook still reports it).
+    let inspected = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        crate::inspect_path(&path, Some(&name), options.inspect)
+    }));
+    let Ok(inspected) = inspected else {
+        let error = ModuleError {
+            kind: "internal",
+            message: "internal error while inspecting this file; please report it".into(),
+            position: None,
+        };
+        return failed(error, Some(name));
+    };
+    match inspected {
         Ok(outcome) => match report_of(&outcome.inspection, options.keep_envelopes) {
             Ok(report) => ModuleEntry {
                 path: rel,

@@ -158,6 +158,21 @@ pub fn check_budget(value: &Value, byte_limit: u64) -> Result<(), AdmissionError
     Ok(())
 }
 
+/// Nesting depth of a value (a scalar is 1, `[]` is 1, `[[]]` is 2).
+pub fn depth(value: &Value) -> usize {
+    let mut deepest = 0;
+    let mut stack: Vec<(&Value, usize)> = vec![(value, 1)];
+    while let Some((v, d)) = stack.pop() {
+        deepest = deepest.max(d);
+        match v {
+            Value::Array(items) => stack.extend(items.iter().map(|i| (i, d + 1))),
+            Value::Object(map) => stack.extend(map.values().map(|i| (i, d + 1))),
+            _ => {}
+        }
+    }
+    deepest
+}
+
 /// All three steps: what every surface applies to an untrusted JSON body.
 pub fn admit(bytes: &[u8], byte_limit: u64) -> Result<Value, AdmissionError> {
     preflight(bytes, byte_limit)?;

@@ -91,6 +91,14 @@ fn strings_objects_and_errors() {
 }
 
 #[test]
+fn depth_counts_containers_and_leaves() {
+    assert_eq!(depth(&Value::Null), 1);
+    assert_eq!(depth(&parse_permissive(b"[]").unwrap()), 1);
+    assert_eq!(depth(&parse_permissive(b"{\"a\": [[1]]}").unwrap()), 4);
+    assert_eq!(depth(&parse_permissive(nested(64).as_bytes()).unwrap()), 64);
+}
+
+#[test]
 fn budget_counts_keys_and_depth() {
     let deep = parse_permissive(nested(64).as_bytes()).unwrap();
     assert!(check_budget(&deep, DEFAULT_VALUE_BYTES).is_ok());

@@ -28,6 +28,7 @@ pub mod seccomp;
 pub mod spawn;
 pub mod status;
 pub mod supervisor;
+pub mod validate;
 pub mod workdir;
 pub mod worker;
 

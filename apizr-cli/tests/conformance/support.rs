@@ -261,8 +261,17 @@ impl RunOutput {
 
 /// Run the built `apizr` binary with a timeout, capturing both streams.
 pub fn run_apizr(args: &[String]) -> Result<RunOutput, String> {
+    run_apizr_in(args, None)
+}
+
+/// [`run_apizr`] with an optional working directory.
+pub fn run_apizr_in(args: &[String], cwd: Option<&Path>) -> Result<RunOutput, String> {
     use std::os::unix::process::ExitStatusExt;
-    let mut child = Command::new(env!("CARGO_BIN_EXE_apizr"))
+    let mut command = Command::new(env!("CARGO_BIN_EXE_apizr"));
+    if let Some(dir) = cwd {
+        command.current_dir(dir);
+    }
+    let mut child = command
         .args(args)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())

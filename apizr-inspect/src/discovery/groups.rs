@@ -142,7 +142,7 @@ pub fn resolve(
         unconditional = false;
         diagnostics.push(Diagnostic::new(DiagnosticKind::Decorated, span.clone()));
     }
-    let built = build_signature(def);
+    let built = build_signature(parsed, def);
     for _ in 0..built.unknown_annotations {
         diagnostics.push(Diagnostic::new(
             DiagnosticKind::UnknownTypeStructure,
@@ -152,7 +152,7 @@ pub fn resolve(
     let mut overloads = Vec::new();
     for stub in stubs {
         let stub_span = span_of(stub.candidate);
-        let stub_built = build_signature(stub.candidate.def);
+        let stub_built = build_signature(parsed, stub.candidate.def);
         for _ in 0..stub_built.unknown_annotations {
             diagnostics.push(Diagnostic::new(
                 DiagnosticKind::UnknownTypeStructure,
@@ -177,7 +177,7 @@ pub fn resolve(
         decorators: def
             .decorator_list
             .iter()
-            .map(|d| expression(&d.expression))
+            .map(|d| expression(parsed, &d.expression))
             .collect(),
         overloads,
         availability: if unconditional {

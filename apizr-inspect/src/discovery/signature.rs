@@ -1,6 +1,6 @@
 //! Signatures: parameters in binding order, declared types and defaults.
 //!
-//! Every expression text is CPython 3.11 `ast.unparse` output ([`crate::unparse::unparse`]).
+//! Every expression text is CPython 3.11 `ast.unparse` output ([`ParsedModule::declared_text`]).
 //! The annotation form is decided by the top AST node alone (contract 2.3); each annotation whose
 //! form is `unknown` is counted so the caller can emit one CAP-006 per occurrence.
 
@@ -9,7 +9,7 @@ use apizr_ir::{
 };
 use ruff_python_ast::{Expr, Operator, ParameterWithDefault, StmtFunctionDef};
 
-use crate::unparse::unparse;
+use crate::module::ParsedModule;
 
 /// The form of an annotation, by its top node.
 pub fn type_form(expr: &Expr) -> TypeForm {
@@ -28,20 +28,20 @@ pub fn type_form(expr: &Expr) -> TypeForm {
     }
 }
 
-pub fn expression(expr: &Expr) -> Expression {
+pub fn expression(parsed: &ParsedModule, expr: &Expr) -> Expression {
     Expression {
-        declared: unparse(expr),
+        declared: parsed.declared_text(expr),
         evidence: Evidence::Declared,
     }
 }
 
-fn declared_type(expr: &Expr, unknown: &mut usize) -> DeclaredType {
+fn declared_type(parsed: &ParsedModule, expr: &Expr, unknown: &mut usize) -> DeclaredType {
     let form = type_form(expr);
     if form == TypeForm::Unknown {
         *unknown += 1;
     }
     DeclaredType {
-        declared: unparse(expr),
+        declared: parsed.declared_text(expr),
         form,
         evidence: Evidence::Declared,
     }
@@ -59,7 +59,7 @@ pub fn is_variadic(def: &StmtFunctionDef) -> bool {
 }
 
 /// Build the signature of a non-variadic function.
-pub fn build_signature(def: &StmtFunctionDef) -> BuiltSignature {
+pub fn build_signature(parsed: &ParsedModule, def: &StmtFunctionDef) -> BuiltSignature {
     let mut unknown = 0usize;
     let params = &def.parameters;
     let kinds = [
@@ -70,14 +70,14 @@ pub fn build_signature(def: &StmtFunctionDef) -> BuiltSignature {
     let mut parameters = Vec::new();
     for (list, kind) in kinds {
         for parameter in list.iter() {
-            parameters.push(build_parameter(parameter, kind, &mut unknown));
+            parameters.push(build_parameter(parsed, parameter, kind, &mut unknown));
         }
     }
     let returns = Returns {
         annotation: def
             .returns
             .as_deref()
-            .map(|e| declared_type(e, &mut unknown)),
+            .map(|e| declared_type(parsed, e, &mut unknown)),
         enforcement: "none",
     };
     BuiltSignature {
@@ -90,6 +90,7 @@ pub fn build_signature(def: &StmtFunctionDef) -> BuiltSignature {
 }
 
 fn build_parameter(
+    parsed: &ParsedModule,
     parameter: &ParameterWithDefault,
     kind: ParameterKind,
     unknown: &mut usize,
@@ -98,8 +99,8 @@ fn build_parameter(
         .parameter
         .annotation
         .as_deref()
-        .map(|e| declared_type(e, unknown));
-    let default = parameter.default.as_deref().map(expression);
+        .map(|e| declared_type(parsed, e, unknown));
+    let default = parameter.default.as_deref().map(|e| expression(parsed, e));
     Parameter {
         name: parameter.parameter.name.as_str().to_string(),
         kind,

@@ -34,9 +34,7 @@ pub fn plan_interfaces(
     let candidates = typeddict::prove_all(parsed, &facts);
     chosen
         .into_iter()
-        .map(|assessment| {
-            contract::build(parsed, &facts, &candidates, inspection, assessment)
-        })
+        .map(|assessment| contract::build(parsed, &facts, &candidates, inspection, assessment))
         .collect()
 }
 

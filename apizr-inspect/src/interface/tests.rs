@@ -19,8 +19,13 @@ fn fixture(name: &str) -> PathBuf {
 
 fn inspect(name: &str, module: &str) -> (crate::Outcome, ParsedModule) {
     let bytes = std::fs::read(fixture(name)).unwrap();
-    crate::inspect_bytes_parsed(&bytes, SourceKind::Python, module, InspectOptions::default())
-        .unwrap()
+    crate::inspect_bytes_parsed(
+        &bytes,
+        SourceKind::Python,
+        module,
+        InspectOptions::default(),
+    )
+    .unwrap()
 }
 
 fn json(path: &str) -> serde_json::Value {
@@ -35,7 +40,9 @@ fn to_serde(v: &Value) -> serde_json::Value {
 fn corpus_contracts_and_schemas_match_the_reference_manifest() {
     let (outcome, parsed) = inspect("../../../../examples/pricing.py", "pricing");
     assert_eq!(
-        plan_interfaces(&parsed, &outcome.inspection, None).unwrap().len(),
+        plan_interfaces(&parsed, &outcome.inspection, None)
+            .unwrap()
+            .len(),
         2
     );
     let (outcome, parsed) = inspect("corpus.py", "corpus");
@@ -65,8 +72,20 @@ fn corpus_contracts_and_schemas_match_the_reference_manifest() {
 #[test]
 fn runtime_plans_are_byte_identical() {
     let cases = [
-        ("../../../../examples/pricing.py", "pricing", None, "pricing.total.plan.json", "total"),
-        ("../../../../examples/pricing.py", "pricing", None, "pricing.greet.plan.json", "greet"),
+        (
+            "../../../../examples/pricing.py",
+            "pricing",
+            None,
+            "pricing.total.plan.json",
+            "total",
+        ),
+        (
+            "../../../../examples/pricing.py",
+            "pricing",
+            None,
+            "pricing.greet.plan.json",
+            "greet",
+        ),
     ];
     let mut checked = 0;
     for (src, module, policy, plan_file, name) in cases {
@@ -143,12 +162,15 @@ fn selection_errors_and_refusals_match_the_reference_messages() {
         run(Some(&["python:ok:a", "a"])),
         Err("Generation refused; select only eligible capabilities: a: conditional (APIZR-READY-004)".into())
     );
-    assert_eq!(run(Some(&["zz"])), Err("Unknown capability selection: zz".into()));
-    assert_eq!(run(Some(&[" a"])), Err("Unknown capability selection:  a".into()));
     assert_eq!(
-        parse_selection("zz,,a"),
-        Err(PlanError::EmptySelection)
+        run(Some(&["zz"])),
+        Err("Unknown capability selection: zz".into())
     );
+    assert_eq!(
+        run(Some(&[" a"])),
+        Err("Unknown capability selection:  a".into())
+    );
+    assert_eq!(parse_selection("zz,,a"), Err(PlanError::EmptySelection));
     assert_eq!(parse_selection(" a, c ").unwrap(), ["a", "c"]);
     let (empty, parsed) = crate::inspect_bytes_parsed(
         b"x = 1\n",

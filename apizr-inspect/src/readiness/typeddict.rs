@@ -65,6 +65,7 @@ pub fn prove_all(parsed: &ParsedModule, facts: &ModuleFacts) -> Vec<Candidate> {
             Declaration::Functional => Err(FUNCTIONAL.to_string()),
             Declaration::Class { class, direct } => {
                 let prover = Prover {
+                    parsed,
                     facts,
                     class,
                     all_names: &all_names,
@@ -181,6 +182,7 @@ fn is_typeddict_call(value: &Expr, facts: &ModuleFacts) -> bool {
 }
 
 struct Prover<'a> {
+    parsed: &'a ParsedModule,
     facts: &'a ModuleFacts,
     class: &'a ast::StmtClassDef,
     all_names: &'a [String],
@@ -286,7 +288,7 @@ impl Prover<'_> {
             let (required, inner) = self.requiredness(&ctx, annotation, total);
             let codes = ctx.codes(inner);
             if codes.iter().any(|c| *c != ReasonCode::R007) {
-                return Err(format!("{FIELD_TYPE}{}", crate::unparse::unparse(inner)));
+                return Err(format!("{FIELD_TYPE}{}", self.parsed.declared_text(inner)));
             }
             fields.push(ObjectField {
                 name: mangle(name, field),

@@ -4,15 +4,14 @@
 //! traverses a child (default `TEST`). Every child is traversed exactly once right after its
 //! precedence is set, so here the precedence is simply passed down as an argument.
 
-use ruff_python_ast::{
-    BoolOp, CmpOp, Comprehension, Expr, Number, Operator, Parameter, Parameters, StringLiteral,
-    UnaryOp,
-};
+use ruff_python_ast::{BoolOp, Expr, Number, Operator, StringLiteral, UnaryOp};
 
 use super::UnparseError;
+use super::clauses::{binop_precedence, cmpop_text, is_int_constant};
 use super::numbers::number_text;
 use super::precedence::Precedence;
-use super::strings::{ALL_QUOTES, repr_bytes, repr_str, str_avoiding_backslashes};
+use super::strings::{ALL_QUOTES, repr_bytes, repr_str, repr_units, str_avoiding_backslashes};
+use super::surrogates::string_units;
 
 pub(crate) struct Unparser<'s> {
     /// The text the expression's ranges point into, when known (see `is_lower_u_prefix`).
@@ -52,7 +51,7 @@ impl<'s> Unparser<'s> {
         }
     }
 
-    fn write(&mut self, text: &str) {
+    pub(super) fn write(&mut self, text: &str) {
         self.out.push_str(text);
     }
 
@@ -298,7 +297,13 @@ impl<'s> Unparser<'s> {
                 if node.value.is_unicode() && self.is_lower_u_prefix(node.value.iter().next()) {
                     self.write("u");
                 }
-                let text = if self.avoid_backslashes {
+                let units = match self.source {
+                    Some(source) if !self.avoid_backslashes => string_units(&node.value, source),
+                    _ => None,
+                };
+                let text = if let Some(units) = units {
+                    repr_units(&units)
+                } else if self.avoid_backslashes {
                     str_avoiding_backslashes(node.value.to_str(), &ALL_QUOTES)
                 } else {
                     repr_str(node.value.to_str())
@@ -385,103 +390,4 @@ impl<'s> Unparser<'s> {
         let start = first.range.start().to_usize();
         source.get(start..).and_then(|rest| rest.chars().next()) != Some('U')
     }
-
-    /// `visit_comprehension` for each generator.
-    fn generators(&mut self, generators: &[Comprehension]) {
-        for generator in generators {
-            self.write(if generator.is_async {
-                " async for "
-            } else {
-                " for "
-            });
-            self.expr(&generator.target, Precedence::Tuple);
-            self.write(" in ");
-            self.expr(&generator.iter, Precedence::Test.next());
-            for condition in &generator.ifs {
-                self.write(" if ");
-                self.expr(condition, Precedence::Test.next());
-            }
-        }
-    }
-
-    /// `visit_arg`.
-    fn parameter(&mut self, parameter: &Parameter) {
-        self.write(parameter.name.as_str());
-        if let Some(annotation) = &parameter.annotation {
-            self.write(": ");
-            self.expr(annotation, Precedence::Test);
-        }
-    }
-
-    /// `visit_arguments`.
-    fn parameters(&mut self, parameters: &Parameters) {
-        let mut first = true;
-        let positional_only = parameters.posonlyargs.len();
-        let all = parameters.posonlyargs.iter().chain(parameters.args.iter());
-        for (index, item) in all.enumerate() {
-            if !first {
-                self.write(", ");
-            }
-            first = false;
-            self.parameter(&item.parameter);
-            if let Some(default) = &item.default {
-                self.write("=");
-                self.expr(default, Precedence::Test);
-            }
-            if index + 1 == positional_only {
-                self.write(", /");
-            }
-        }
-        if parameters.vararg.is_some() || !parameters.kwonlyargs.is_empty() {
-            if !first {
-                self.write(", ");
-            }
-            first = false;
-            self.write("*");
-            if let Some(vararg) = &parameters.vararg {
-                self.parameter(vararg);
-            }
-        }
-        for item in parameters.kwonlyargs.iter() {
-            self.write(", ");
-            self.parameter(&item.parameter);
-            if let Some(default) = &item.default {
-                self.write("=");
-                self.expr(default, Precedence::Test);
-            }
-        }
-        if let Some(kwarg) = &parameters.kwarg {
-            if !first {
-                self.write(", ");
-            }
-            self.write("**");
-            self.parameter(kwarg);
-        }
-    }
-}
-
-fn is_int_constant(expr: &Expr) -> bool {
-    match expr {
-        Expr::NumberLiteral(node) => matches!(node.value, Number::Int(_)),
-        Expr::BooleanLiteral(_) => true,
-        _ => false,
-    }
-}
-
-fn binop_precedence(op: Operator) -> Precedence {
-    match op {
-        Operator::Add | Operator::Sub => Precedence::Arith,
-        Operator::Mult | Operator::MatMult | Operator::Div | Operator::Mod | Operator::FloorDiv => {
-            Precedence::Term
-        }
-        Operator::LShift | Operator::RShift => Precedence::Shift,
-        Operator::BitOr => Precedence::BOR,
-        Operator::BitXor => Precedence::BXor,
-        Operator::BitAnd => Precedence::BAnd,
-        Operator::Pow => Precedence::Power,
-    }
-}
-
-fn cmpop_text(op: CmpOp) -> &'static str {
-    op.as_str()
 }

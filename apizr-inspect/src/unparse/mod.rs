@@ -8,17 +8,22 @@
 //! - implicitly concatenated strings / f-strings are kept as parts by ruff, while CPython
 //!   merges them into one `Constant` or one `JoinedStr` (see [`fstring`]);
 //! - big integers are kept as token text by ruff (see [`numbers`]);
-//! - ruff records `f"{x=}"` as debug text, CPython as a literal part plus `!r`.
+//! - ruff records `f"{x=}"` as debug text, CPython as a literal part plus `!r`;
+//! - ruff replaces lone surrogates (`'\ud800'`) by U+FFFD (see [`surrogates`]);
+//! - ruff does not keep the case of a `u`/`U` prefix (read back from the source).
 //!
-//! Layout: [`expr`] is the visitor (precedence-driven parentheses), [`strings`] holds
+//! Layout: [`expr`] is the visitor (precedence-driven parentheses), [`clauses`] the lambda
+//! parameters and comprehension clauses, [`fstring`] the f-strings, [`strings`] holds
 //! `repr` and the quote-choosing helpers, [`printable`] is CPython's `str.isprintable`.
 
+mod clauses;
 mod expr;
 mod fstring;
 mod numbers;
 mod precedence;
 mod printable;
 mod strings;
+mod surrogates;
 
 use ruff_python_ast::Expr;
 

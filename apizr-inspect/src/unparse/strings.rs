@@ -35,7 +35,17 @@ fn repr_quote(has_single: bool, has_double: bool) -> char {
 
 /// The body of `repr(s)` (without the surrounding quotes) for a given quote character.
 fn push_repr_body(out: &mut String, s: &str, quote: char) {
-    for c in s.chars() {
+    push_repr_units(out, s.chars().map(u32::from), quote);
+}
+
+/// `push_repr_body` over code points, which may include lone surrogates (`\ud800`).
+fn push_repr_units(out: &mut String, units: impl Iterator<Item = u32>, quote: char) {
+    for unit in units {
+        let Some(c) = char::from_u32(unit) else {
+            // A lone surrogate: category Cs, never printable.
+            push_hex(out, "\\u", unit, 4);
+            continue;
+        };
         match c {
             '\\' => out.push_str("\\\\"),
             '\t' => out.push_str("\\t"),
@@ -59,6 +69,19 @@ pub(crate) fn repr_str(s: &str) -> String {
     let mut out = String::with_capacity(s.len() + 2);
     out.push(quote);
     push_repr_body(&mut out, s, quote);
+    out.push(quote);
+    out
+}
+
+/// CPython `repr(str)` for a string given as code points (lone surrogates allowed).
+pub(crate) fn repr_units(units: &[u32]) -> String {
+    let quote = repr_quote(
+        units.contains(&u32::from('\'')),
+        units.contains(&u32::from('"')),
+    );
+    let mut out = String::with_capacity(units.len() + 2);
+    out.push(quote);
+    push_repr_units(&mut out, units.iter().copied(), quote);
     out.push(quote);
     out
 }
@@ -184,6 +207,7 @@ mod tests {
             "'\\x00é\\n\\x7f\\xa0\\u200b'"
         );
         assert_eq!(repr_str("\u{e0001}"), "'\\U000e0001'");
+        assert_eq!(repr_units(&[0x61, 0xd800, 0x27]), "\"a\\ud800'\"");
         assert_eq!(repr_bytes(b"x'\x00\xff"), "b\"x'\\x00\\xff\"");
     }
 

@@ -1,0 +1,328 @@
+//! `apizr execute SOURCE CAPABILITY --arguments FILE --policy FILE`: run one capability once,
+//! under a policy, in a fresh worker process, and print the result envelope.
+//!
+//! The order of the steps is the reference's (contract 6.1) because it decides which status a
+//! caller sees when several things are wrong: policy file → arguments file → source →
+//! inspection → selection/eligibility → effect requirements → argument validation → run.
+//! Every failure is an envelope on stdout (exit 1); exit 2 is reserved for usage errors that
+//! clap reports. Unlike the reference, bad arguments never start a worker, and the
+//! network/filesystem/subprocess deny controls are enforced by the runtime (or refused when
+//! this host cannot enforce them) instead of always being refused.
+//!
+//! * [`pydantic`] — the stdout encoding (pydantic `model_dump_json` style, contract 1.1);
+//! * [`report`] — `--report`: timings, the digest chain and the enforcement report.
+
+mod pydantic;
+mod report;
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Instant;
+
+use apizr_inspect::{InspectOptions, interface};
+use apizr_ir::admission::{
+    self, DEFAULT_VALUE_BYTES, check_budget, parse_permissive, preflight,
+};
+use apizr_ir::interface::{ContractExecution, InvocationContract};
+use apizr_ir::plan::RuntimePlan;
+use apizr_ir::policy::PolicyV1;
+use apizr_ir::{Digest, SourceKind, Value};
+use apizr_runtime::validate::validate_arguments;
+use apizr_runtime::{
+    BindingParameter, CallRequest, Executable, ExecutionKind, LauncherLocation, LocalRuntime,
+    RuntimeConfig, Status,
+};
+use clap::{Args, ValueEnum};
+
+use self::report::{Report, Stage};
+
+/// The policy file is read up to this many bytes (larger files are `invalid_input`).
+const MAX_POLICY_BYTES: u64 = 1_048_576;
+const POLICY_V2_SCHEMA: &str = "apizr.execution/v2";
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Platform {
+    #[value(name = "linux/amd64")]
+    LinuxAmd64,
+    #[value(name = "linux/arm64")]
+    LinuxArm64,
+}
+
+#[derive(Debug, Args)]
+pub struct ExecuteArgs {
+    /// The `.py` file or `.ipynb` notebook that defines the capability
+    pub source: PathBuf,
+    /// The function name or full capability ID (`python:<module>:<name>`)
+    pub capability: String,
+    /// JSON object of arguments, keyed by parameter name
+    #[arg(long, value_name = "FILE")]
+    pub arguments: PathBuf,
+    /// Execution policy (`apizr.execution/v1`); `{}` is the default policy
+    #[arg(long, value_name = "FILE")]
+    pub policy: PathBuf,
+    /// Logical dotted module name (default: the file stem)
+    #[arg(long, value_name = "NAME")]
+    pub module_name: Option<String>,
+    /// OCI image ID for `apizr.execution/v2` policies (containers are not supported yet)
+    #[arg(long, value_name = "sha256:…")]
+    pub runtime_image: Option<String>,
+    /// OCI platform for `apizr.execution/v2` policies
+    #[arg(long, value_enum)]
+    pub runtime_platform: Option<Platform>,
+    /// Write timings, the digest chain and the enforcement report (JSON) to FILE, or to
+    /// stderr when FILE is omitted. Stdout is unchanged.
+    #[arg(long, value_name = "FILE", num_args = 0..=1, default_missing_value = "-")]
+    pub report: Option<PathBuf>,
+}
+
+/// Why the call ended before (or instead of) running.
+struct Failure {
+    /// A v1 status wire name, or `backend_unavailable` (v2).
+    status: &'static str,
+    stage: Stage,
+    detail: String,
+    /// Policy v2 answers carry the v2 envelope schema.
+    v2: bool,
+}
+
+fn fail(status: Status, stage: Stage, detail: impl std::fmt::Display) -> Failure {
+    Failure {
+        status: status.wire_name(),
+        stage,
+        detail: detail.to_string(),
+        v2: false,
+    }
+}
+
+fn invalid(stage: Stage, detail: impl std::fmt::Display) -> Failure {
+    fail(Status::InvalidInput, stage, detail)
+}
+
+/// Run the command; never panics, always prints one envelope line.
+pub fn run(args: &ExecuteArgs) -> ExitCode {
+    let mut report = Report::new();
+    let (status, value, v2) = match execute(args, &mut report) {
+        Ok((status, value)) => (status.wire_name(), value, false),
+        Err(f) => {
+            report.finish_stage(f.stage, &f.detail);
+            (f.status, Value::Null, f.v2)
+        }
+    };
+    let schema = if v2 {
+        "apizr.execution-result/v2"
+    } else {
+        apizr_runtime::RESULT_SCHEMA_V1
+    };
+    println!("{}", pydantic::envelope(schema, status, &value));
+    report.status = status;
+    if let Some(target) = &args.report {
+        report.write(target);
+    }
+    if status == Status::Success.wire_name() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    }
+}
+
+fn execute(args: &ExecuteArgs, report: &mut Report) -> Result<(Status, Value), Failure> {
+    // 1-2. Policy.
+    let started = Instant::now();
+    let policy_bytes = read_limited(&args.policy, MAX_POLICY_BYTES)
+        .map_err(|e| invalid(Stage::Policy, e))?;
+    let policy_doc: serde_json::Value =
+        serde_json::from_slice(&policy_bytes).map_err(|e| invalid(Stage::Policy, e))?;
+    let image_flags = args.runtime_image.is_some() || args.runtime_platform.is_some();
+    if policy_doc.get("schema_version").and_then(|v| v.as_str()) == Some(POLICY_V2_SCHEMA) {
+        return Err(policy_v2(args));
+    }
+    let policy = PolicyV1::from_json(&policy_doc).map_err(|e| invalid(Stage::Policy, e))?;
+    if image_flags {
+        return Err(invalid(
+            Stage::Policy,
+            "--runtime-image/--runtime-platform require an apizr.execution/v2 policy",
+        ));
+    }
+    report.policy_digest = policy.digest().ok();
+
+    // 3. Arguments file: byte limit, lexical preflight, permissive decode, finite budget.
+    let limit = policy.limits.max_input_bytes;
+    let raw = read_limited(&args.arguments, limit).map_err(|e| invalid(Stage::Arguments, e))?;
+    let raw = raw.strip_prefix("\u{feff}".as_bytes()).unwrap_or(&raw);
+    preflight(raw, limit).map_err(|e| invalid(Stage::Arguments, e))?;
+    let payload = parse_permissive(raw).map_err(|e| invalid(Stage::Arguments, e))?;
+    check_budget(&payload, DEFAULT_VALUE_BYTES).map_err(|e| invalid(Stage::Arguments, e))?;
+    // The worker request nests the payload one level deeper and is held to the same depth
+    // budget, so the reference refuses payloads at depth 64 (REST accepts them).
+    if admission::depth(&payload) >= admission::MAX_DEPTH {
+        return Err(invalid(Stage::Arguments, "arguments nest deeper than 63 levels"));
+    }
+    report.time("read", started);
+
+    // 4. Source and inspection.
+    let started = Instant::now();
+    let (bytes, kind) =
+        apizr_inspect::source::read_source(&args.source).map_err(|e| invalid(Stage::Source, e))?;
+    let module = match &args.module_name {
+        Some(name) => name.clone(),
+        None => apizr_inspect::source::default_module_name(&args.source)
+            .map_err(|e| invalid(Stage::Source, e))?,
+    };
+    let (outcome, parsed) =
+        apizr_inspect::inspect_bytes_parsed(&bytes, kind, &module, InspectOptions::default())
+            .map_err(|e| invalid(Stage::Inspect, e))?;
+    let inspection = outcome.inspection;
+    report.inspection(&inspection);
+    report.time("inspect", started);
+
+    // 5. Plan: selection and eligibility, then effect requirements.
+    let started = Instant::now();
+    let selection = [args.capability.clone()];
+    let contract = interface::plan_interfaces(&parsed, &inspection, Some(&selection))
+        .map_err(|e| {
+            let status = if e.is_refusal() {
+                Status::PolicyRefused
+            } else {
+                Status::InvalidInput
+            };
+            fail(status, Stage::Plan, e)
+        })?
+        .into_iter()
+        .next()
+        .ok_or_else(|| invalid(Stage::Plan, "no capability selected"))?;
+    if let Some(effect) = policy.effects.require_known.first() {
+        // v1 never infers effects: every required effect is still `unknown`.
+        return Err(fail(
+            Status::PolicyRefused,
+            Stage::Plan,
+            format!("unknown_required_effect: {effect}"),
+        ));
+    }
+    let plan = RuntimePlan::new(&inspection, contract.clone(), policy.clone())
+        .map_err(|e| invalid(Stage::Plan, e))?;
+    report.interface_digest = contract.digest().ok();
+    report.plan_digest = plan.digest().ok();
+    let executable = executable_bytes(kind, bytes, &parsed.text, &plan.executable_digest)
+        .ok_or_else(|| fail(Status::SourceMismatch, Stage::Plan, "executable digest"))?;
+    report.time("plan", started);
+
+    // 6. Input limit (canonical payload + LF) and argument validation: no worker on failure.
+    let started = Instant::now();
+    let canonical = payload
+        .canonical_bytes()
+        .map_err(|e| invalid(Stage::Validate, e))?;
+    if canonical.len() as u64 > limit {
+        return Err(invalid(
+            Stage::Validate,
+            format!("canonical arguments are {} bytes > {limit}", canonical.len()),
+        ));
+    }
+    let call = validate_arguments(&contract.parameters, &payload)
+        .map_err(|e| invalid(Stage::Validate, e))?;
+    report.time("validate", started);
+
+    // 7. Run.
+    let started = Instant::now();
+    let request = call_request(&contract, module, executable, call, policy);
+    let runtime = LocalRuntime::new(runtime_config());
+    let outcome = runtime.execute(&request);
+    report.time("run", started);
+    report.runtime = serde_json::to_value(&outcome.report).ok();
+    report.stage = Stage::Run;
+    Ok((outcome.envelope.status, outcome.envelope.value))
+}
+
+/// A v2 (OCI) policy. Containers are not implemented: without both image flags the reference
+/// answers `invalid_input` (v1 envelope); with them, our honest answer is that the backend is
+/// unavailable (`backend_unavailable`, v2 envelope) — also what the reference reports on a
+/// host without a suitable Docker engine.
+fn policy_v2(args: &ExecuteArgs) -> Failure {
+    if args.runtime_image.is_none() || args.runtime_platform.is_none() {
+        return invalid(
+            Stage::Policy,
+            "OCI policy requires --runtime-image and --runtime-platform",
+        );
+    }
+    let image_ok = args.runtime_image.as_deref().is_some_and(|i| {
+        i.strip_prefix("sha256:")
+            .is_some_and(|h| h.len() == 64 && h.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')))
+    });
+    if !image_ok {
+        return invalid(Stage::Policy, "--runtime-image must be sha256:<64 hex>");
+    }
+    Failure {
+        status: "backend_unavailable",
+        stage: Stage::Policy,
+        detail: "the oci-container backend (apizr.execution/v2) is not available in this build"
+            .into(),
+        v2: true,
+    }
+}
+
+/// Read at most `limit` bytes; a longer file is an error (nothing past `limit + 1` is read).
+fn read_limited(path: &Path, limit: u64) -> Result<Vec<u8>, String> {
+    let file = std::fs::File::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let mut bytes = Vec::new();
+    file.take(limit.saturating_add(1))
+        .read_to_end(&mut bytes)
+        .map_err(|e| format!("{}: {e}", path.display()))?;
+    if bytes.len() as u64 > limit {
+        return Err(format!("{} is larger than {limit} bytes", path.display()));
+    }
+    Ok(bytes)
+}
+
+/// The executable Python text: the file itself, or a notebook's exported text. Returns None
+/// if it does not hash to the bound digest.
+fn executable_bytes(kind: SourceKind, bytes: Vec<u8>, text: &str, bound: &Digest) -> Option<Vec<u8>> {
+    let executable = match kind {
+        SourceKind::Python => bytes,
+        SourceKind::Notebook => text.as_bytes().to_vec(),
+    };
+    (Digest::sha256(&executable) == *bound).then_some(executable)
+}
+
+fn call_request(
+    contract: &InvocationContract,
+    module: String,
+    executable: Vec<u8>,
+    call: apizr_runtime::validate::ValidatedCall,
+    policy: PolicyV1,
+) -> CallRequest {
+    CallRequest {
+        capability_id: contract.capability_id.clone(),
+        executable: Executable::new(executable),
+        module,
+        function: contract.name.clone(),
+        execution: match contract.execution {
+            ContractExecution::Sync => ExecutionKind::Sync,
+            ContractExecution::Async => ExecutionKind::Async,
+        },
+        parameters: contract
+            .parameters
+            .iter()
+            .map(|p| BindingParameter {
+                name: p.name.clone(),
+                kind: p.kind,
+                required: p.required,
+                type_spec: p.type_spec.clone(),
+            })
+            .collect(),
+        positional: call.positional,
+        keyword: call.keyword,
+        policy,
+    }
+}
+
+/// `APIZR_PYTHON` overrides the interpreter (default `python3`); the launcher is this binary.
+fn runtime_config() -> RuntimeConfig {
+    let mut config = RuntimeConfig {
+        launcher: LauncherLocation::CurrentExe,
+        ..RuntimeConfig::default()
+    };
+    if let Some(python) = std::env::var_os("APIZR_PYTHON") {
+        config.python = PathBuf::from(python);
+    }
+    config
+}
