@@ -35,7 +35,8 @@ Examples:
 #[command(
     name = "apizr",
     version,
-    about = "Statically inspect Python files and notebooks into a Capability IR and readiness report",
+    about = "Inspect Python files and notebooks into a Capability IR and readiness report, \
+             and run capabilities under a policy",
     after_help = ROOT_EXAMPLES,
     arg_required_else_help = true,
     propagate_version = true
@@ -50,6 +51,8 @@ pub enum Command {
     /// Inspect a Python file, a notebook or a directory (never imports or runs it)
     #[command(after_help = INSPECT_EXAMPLES)]
     Inspect(InspectArgs),
+    /// Run one capability once under an execution policy and print the result envelope
+    Execute(crate::execute::ExecuteArgs),
     /// Print a shell completion script to stdout
     #[command(after_help = "Example:\n  apizr completion zsh > ~/.zfunc/_apizr")]
     Completion {

@@ -10,8 +10,10 @@
 //! this host cannot enforce them) instead of always being refused.
 //!
 //! * [`pydantic`] — the stdout encoding (pydantic `model_dump_json` style, contract 1.1);
-//! * [`report`] — `--report`: timings, the digest chain and the enforcement report.
+//! * [`report`] — `--report`: timings, the digest chain and the enforcement report;
+//! * [`policy_v2`] — v2 (OCI) policies, validated and answered `backend_unavailable`.
 
+mod policy_v2;
 mod pydantic;
 mod report;
 
@@ -21,9 +23,7 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use apizr_inspect::{InspectOptions, interface};
-use apizr_ir::admission::{
-    self, DEFAULT_VALUE_BYTES, check_budget, parse_permissive, preflight,
-};
+use apizr_ir::admission::{DEFAULT_VALUE_BYTES, check_budget, parse_permissive, preflight};
 use apizr_ir::interface::{ContractExecution, InvocationContract};
 use apizr_ir::plan::RuntimePlan;
 use apizr_ir::policy::PolicyV1;
@@ -129,21 +129,24 @@ pub fn run(args: &ExecuteArgs) -> ExitCode {
 fn execute(args: &ExecuteArgs, report: &mut Report) -> Result<(Status, Value), Failure> {
     // 1-2. Policy.
     let started = Instant::now();
-    let policy_bytes = read_limited(&args.policy, MAX_POLICY_BYTES)
-        .map_err(|e| invalid(Stage::Policy, e))?;
+    let policy_bytes =
+        read_limited(&args.policy, MAX_POLICY_BYTES).map_err(|e| invalid(Stage::Policy, e))?;
     let policy_doc: serde_json::Value =
         serde_json::from_slice(&policy_bytes).map_err(|e| invalid(Stage::Policy, e))?;
-    let image_flags = args.runtime_image.is_some() || args.runtime_platform.is_some();
-    if policy_doc.get("schema_version").and_then(|v| v.as_str()) == Some(POLICY_V2_SCHEMA) {
-        return Err(policy_v2(args));
-    }
-    let policy = PolicyV1::from_json(&policy_doc).map_err(|e| invalid(Stage::Policy, e))?;
-    if image_flags {
-        return Err(invalid(
-            Stage::Policy,
-            "--runtime-image/--runtime-platform require an apizr.execution/v2 policy",
-        ));
-    }
+    let (policy, v2) =
+        if policy_doc.get("schema_version").and_then(|v| v.as_str()) == Some(POLICY_V2_SCHEMA) {
+            let v2 = policy_v2(args, &policy_doc)?;
+            (v2.worker.clone(), Some(v2))
+        } else {
+            let policy = PolicyV1::from_json(&policy_doc).map_err(|e| invalid(Stage::Policy, e))?;
+            if args.runtime_image.is_some() || args.runtime_platform.is_some() {
+                return Err(invalid(
+                    Stage::Policy,
+                    "--runtime-image/--runtime-platform require an apizr.execution/v2 policy",
+                ));
+            }
+            (policy, None)
+        };
     report.policy_digest = policy.digest().ok();
 
     // 3. Arguments file: byte limit, lexical preflight, permissive decode, finite budget.
@@ -153,11 +156,6 @@ fn execute(args: &ExecuteArgs, report: &mut Report) -> Result<(Status, Value), F
     preflight(raw, limit).map_err(|e| invalid(Stage::Arguments, e))?;
     let payload = parse_permissive(raw).map_err(|e| invalid(Stage::Arguments, e))?;
     check_budget(&payload, DEFAULT_VALUE_BYTES).map_err(|e| invalid(Stage::Arguments, e))?;
-    // The worker request nests the payload one level deeper and is held to the same depth
-    // budget, so the reference refuses payloads at depth 64 (REST accepts them).
-    if admission::depth(&payload) >= admission::MAX_DEPTH {
-        return Err(invalid(Stage::Arguments, "arguments nest deeper than 63 levels"));
-    }
     report.time("read", started);
 
     // 4. Source and inspection.
@@ -178,6 +176,9 @@ fn execute(args: &ExecuteArgs, report: &mut Report) -> Result<(Status, Value), F
 
     // 5. Plan: selection and eligibility, then effect requirements.
     let started = Instant::now();
+    if let Some(refusal) = v2.as_ref().and_then(|v| v.refusal) {
+        return Err(fail(Status::PolicyRefused, Stage::Plan, refusal));
+    }
     let selection = [args.capability.clone()];
     let contract = interface::plan_interfaces(&parsed, &inspection, Some(&selection))
         .map_err(|e| {
@@ -215,12 +216,30 @@ fn execute(args: &ExecuteArgs, report: &mut Report) -> Result<(Status, Value), F
     if canonical.len() as u64 > limit {
         return Err(invalid(
             Stage::Validate,
-            format!("canonical arguments are {} bytes > {limit}", canonical.len()),
+            format!(
+                "canonical arguments are {} bytes > {limit}",
+                canonical.len()
+            ),
         ));
     }
+    // In the reference's OCI runner, argument failures carry the v2 envelope.
+    let on_v2 = |mut f: Failure| {
+        f.v2 = v2.is_some();
+        f
+    };
+    request_budget(&payload, &plan).map_err(|e| on_v2(invalid(Stage::Validate, e)))?;
     let call = validate_arguments(&contract.parameters, &payload)
-        .map_err(|e| invalid(Stage::Validate, e))?;
+        .map_err(|e| on_v2(invalid(Stage::Validate, e)))?;
     report.time("validate", started);
+    if v2.is_some() {
+        return Err(Failure {
+            status: "backend_unavailable",
+            stage: Stage::Run,
+            detail: "the oci-container backend (apizr.execution/v2) is not available in this build"
+                .into(),
+            v2: true,
+        });
+    }
 
     // 7. Run.
     let started = Instant::now();
@@ -233,31 +252,51 @@ fn execute(args: &ExecuteArgs, report: &mut Report) -> Result<(Status, Value), F
     Ok((outcome.envelope.status, outcome.envelope.value))
 }
 
-/// A v2 (OCI) policy. Containers are not implemented: without both image flags the reference
-/// answers `invalid_input` (v1 envelope); with them, our honest answer is that the backend is
-/// unavailable (`backend_unavailable`, v2 envelope) — also what the reference reports on a
-/// host without a suitable Docker engine.
-fn policy_v2(args: &ExecuteArgs) -> Failure {
+/// A v2 (OCI) policy. Containers are not implemented, so after the same checks as the
+/// reference (both image flags, a `sha256:` image ID, a strictly valid v2 document) the call
+/// proceeds through reading, planning and argument validation, and then answers
+/// `backend_unavailable` (v2 envelope): what the reference answers on a host without a usable
+/// Docker engine. See [`policy_v2`] for the document rules.
+fn policy_v2(args: &ExecuteArgs, doc: &serde_json::Value) -> Result<policy_v2::V2Policy, Failure> {
     if args.runtime_image.is_none() || args.runtime_platform.is_none() {
-        return invalid(
+        return Err(invalid(
             Stage::Policy,
             "OCI policy requires --runtime-image and --runtime-platform",
-        );
+        ));
     }
     let image_ok = args.runtime_image.as_deref().is_some_and(|i| {
-        i.strip_prefix("sha256:")
-            .is_some_and(|h| h.len() == 64 && h.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')))
+        i.strip_prefix("sha256:").is_some_and(|h| {
+            h.len() == 64 && h.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+        })
     });
     if !image_ok {
-        return invalid(Stage::Policy, "--runtime-image must be sha256:<64 hex>");
+        return Err(invalid(
+            Stage::Policy,
+            "--runtime-image must be sha256:<64 hex>",
+        ));
     }
-    Failure {
-        status: "backend_unavailable",
-        stage: Stage::Policy,
-        detail: "the oci-container backend (apizr.execution/v2) is not available in this build"
-            .into(),
-        v2: true,
-    }
+    policy_v2::worker_policy(doc).map_err(|e| invalid(Stage::Policy, e.0))
+}
+
+/// The reference's worker request `{"arguments", "plan", "plan_digest"}` is held to the value
+/// budget (100,000 nodes, depth 64), so the usable payload budget shrinks by the size of the
+/// plan (observed: 99,576 list items pass for a one-parameter function whose plan has 412
+/// nodes, 99,577 do not) and payloads of depth 64 are refused although REST accepts them.
+fn request_budget(payload: &Value, plan: &RuntimePlan) -> Result<(), String> {
+    let plan_value = apizr_ir::to_value(plan).map_err(|e| e.to_string())?;
+    let digest = plan.digest().map_err(|e| e.to_string())?;
+    let digest_value = apizr_ir::to_value(&digest).map_err(|e| e.to_string())?;
+    let request = Value::Object(
+        [
+            ("arguments".to_string(), payload.clone()),
+            ("plan".to_string(), plan_value),
+            ("plan_digest".to_string(), digest_value),
+        ]
+        .into_iter()
+        .collect(),
+    );
+    check_budget(&request, DEFAULT_VALUE_BYTES)
+        .map_err(|e| format!("worker request over the value budget: {e}"))
 }
 
 /// Read at most `limit` bytes; a longer file is an error (nothing past `limit + 1` is read).
@@ -275,7 +314,12 @@ fn read_limited(path: &Path, limit: u64) -> Result<Vec<u8>, String> {
 
 /// The executable Python text: the file itself, or a notebook's exported text. Returns None
 /// if it does not hash to the bound digest.
-fn executable_bytes(kind: SourceKind, bytes: Vec<u8>, text: &str, bound: &Digest) -> Option<Vec<u8>> {
+fn executable_bytes(
+    kind: SourceKind,
+    bytes: Vec<u8>,
+    text: &str,
+    bound: &Digest,
+) -> Option<Vec<u8>> {
     let executable = match kind {
         SourceKind::Python => bytes,
         SourceKind::Notebook => text.as_bytes().to_vec(),

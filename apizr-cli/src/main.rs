@@ -2,10 +2,11 @@
 //!
 //! Thin by design: argument parsing (`cli`), printing (`report`, `project_report`,
 //! `diagnostics`) and exit codes. Everything that computes something lives in `apizr-inspect`
-//! and `apizr-ir`, as pure functions over values.
+//! and `apizr-ir` (pure functions over values) or `apizr-runtime` (`execute`).
 
 mod cli;
 mod diagnostics;
+mod execute;
 mod inspect;
 mod project_report;
 mod report;
@@ -35,6 +36,7 @@ fn main() -> ExitCode {
     };
     let result = match &cli.command {
         Command::Inspect(args) => inspect::run(args),
+        Command::Execute(args) => Ok(execute::run(args)),
         Command::Completion { shell } => {
             let mut command = Cli::command();
             clap_complete::generate(*shell, &mut command, "apizr", &mut std::io::stdout());

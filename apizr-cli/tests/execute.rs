@@ -34,7 +34,8 @@ fn work_dir(name: &str) -> PathBuf {
 }
 
 fn run_case(case: &Path, extra: &[&str]) -> (Json, Output) {
-    let spec: Json = serde_json::from_slice(&std::fs::read(case.join("case.json")).unwrap()).unwrap();
+    let spec: Json =
+        serde_json::from_slice(&std::fs::read(case.join("case.json")).unwrap()).unwrap();
     let name = case.file_name().unwrap().to_str().unwrap();
     let work = work_dir(name);
     copy_dir(case, &work);
@@ -45,7 +46,11 @@ fn run_case(case: &Path, extra: &[&str]) -> (Json, Output) {
         .arg(spec["source"].as_str().unwrap())
         .arg(spec["capability"].as_str().unwrap())
         .arg("--arguments")
-        .arg(spec.get("arguments").and_then(Json::as_str).unwrap_or("arguments.json"))
+        .arg(
+            spec.get("arguments")
+                .and_then(Json::as_str)
+                .unwrap_or("arguments.json"),
+        )
         .arg("--policy")
         .arg("policy.json");
     for arg in spec["extra_args"].as_array().unwrap() {
@@ -91,7 +96,10 @@ fn execute_matches_the_reference() {
         let (spec, output) = run_case(case, &[]);
         let code = output.status.code();
         let Some(ours) = envelope(&output.stdout) else {
-            failures.push(format!("{name}: stdout is not one envelope line: {:?}", output));
+            failures.push(format!(
+                "{name}: stdout is not one envelope line: {:?}",
+                output
+            ));
             continue;
         };
         let ours_status = status_of(&ours).unwrap_or("").to_string();
@@ -136,15 +144,37 @@ fn report_does_not_change_stdout_and_carries_the_digest_chain() {
     let report: Json = serde_json::from_slice(&std::fs::read(&report_path).unwrap()).unwrap();
     let digests = &report["digests"];
     let expected = [
-        ("source", "cbca7424f6c23afc9b8b8d3b9827d60bb8dba4838fa5d0452a3768c5ca0bb329"),
-        ("ir", "41fe9bf4dbdfdba4bc16fc70fe42eebf528c3afeb4578f755568889c84707a99"),
-        ("readiness", "c7f86ae4dd0b01439c3a27bd9d447f7631eb339d07140870c6ac28282ed8e9d2"),
-        ("interface", "cf8dc938fe6d6a0b087b26bfa55dd3b107bd402e914ac25f4ab2f8f48e0420b6"),
-        ("policy", "e8b05fb2d6f3c81bb27a3a9fe4bca7d4ab28b001b3a73c2230e19314c5201d6b"),
-        ("plan", "622d5b653228184876b9654d56c2a6b8f7137f5d5685ecfa37c6b903b34f0f6c"),
+        (
+            "source",
+            "cbca7424f6c23afc9b8b8d3b9827d60bb8dba4838fa5d0452a3768c5ca0bb329",
+        ),
+        (
+            "ir",
+            "41fe9bf4dbdfdba4bc16fc70fe42eebf528c3afeb4578f755568889c84707a99",
+        ),
+        (
+            "readiness",
+            "c7f86ae4dd0b01439c3a27bd9d447f7631eb339d07140870c6ac28282ed8e9d2",
+        ),
+        (
+            "interface",
+            "cf8dc938fe6d6a0b087b26bfa55dd3b107bd402e914ac25f4ab2f8f48e0420b6",
+        ),
+        (
+            "policy",
+            "e8b05fb2d6f3c81bb27a3a9fe4bca7d4ab28b001b3a73c2230e19314c5201d6b",
+        ),
+        (
+            "plan",
+            "622d5b653228184876b9654d56c2a6b8f7137f5d5685ecfa37c6b903b34f0f6c",
+        ),
     ];
     for (key, value) in expected {
-        assert_eq!(digests[key], Json::String(format!("sha256:{value}")), "{key}");
+        assert_eq!(
+            digests[key],
+            Json::String(format!("sha256:{value}")),
+            "{key}"
+        );
     }
     assert_eq!(report["status"], "success");
     assert!(report["runtime"]["controls"].is_array());
@@ -161,7 +191,10 @@ fn invalid_arguments_never_reach_a_worker_and_say_why() {
     let (_, output) = run_case(&case, &["--report"]);
     let report: Json = serde_json::from_slice(&output.stderr).unwrap();
     assert_eq!(report["stage"], "validate");
-    assert_eq!(report["detail"], "Supply preceding positional-only field: a");
+    assert_eq!(
+        report["detail"],
+        "Supply preceding positional-only field: a"
+    );
     assert!(report["runtime"].is_null(), "no worker was started");
 }
 
@@ -179,4 +212,44 @@ fn usage_errors_exit_2() {
         .output()
         .unwrap();
     assert_eq!(output.status.code(), Some(2));
+}
+
+/// Our documented behaviour for the deny controls the reference always refuses: either the
+/// runtime enforces them (the report names the mechanism) or, on a host that cannot, it
+/// refuses with `policy_refused` and the report says which control.
+#[test]
+fn deny_controls_are_enforced_or_refused() {
+    for (case, control) in [
+        ("deny_network", "network"),
+        ("deny_filesystem", "filesystem"),
+        ("deny_subprocess", "subprocess"),
+    ] {
+        let (_, output) = run_case(&cases_root().join(case), &["--report"]);
+        let ours = envelope(&output.stdout).unwrap();
+        let report: Json = serde_json::from_slice(&output.stderr).unwrap();
+        let runtime = &report["runtime"];
+        match status_of(&ours) {
+            Some("success") => {
+                let entry = runtime["controls"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .find(|c| c["control"] == control)
+                    .unwrap();
+                assert_eq!(entry["enforced"], true, "{case}");
+                assert!(entry["mechanism"].is_string(), "{case}: {entry}");
+            }
+            Some("policy_refused") => {
+                assert!(
+                    runtime["refused"]
+                        .as_array()
+                        .unwrap()
+                        .iter()
+                        .any(|c| c == control),
+                    "{case}: {runtime}"
+                );
+            }
+            other => panic!("{case}: unexpected status {other:?}"),
+        }
+    }
 }

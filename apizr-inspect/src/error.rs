@@ -69,6 +69,23 @@ pub enum InspectError {
 }
 
 impl InspectError {
+    /// A stable, machine-readable name for each kind of inspection failure.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            InspectError::Read { .. } => "read",
+            InspectError::UnsupportedSuffix { .. } => "unsupported_suffix",
+            InspectError::TooLarge { .. } => "too_large",
+            InspectError::ModuleName { .. } => "module_name",
+            InspectError::Decode { .. } => "decode",
+            InspectError::Syntax { .. } => "syntax",
+            InspectError::StructureLimit { .. } => "structure_limit",
+            InspectError::Notebook { .. } => "notebook",
+            InspectError::NotebookMagics { .. } => "notebook_magics",
+            InspectError::Unparse(_) => "unparse",
+            InspectError::Encoding(_) => "encoding",
+        }
+    }
+
     /// Where in the (decoded or exported) text the problem is, if known.
     pub fn position(&self) -> Option<Position> {
         match self {

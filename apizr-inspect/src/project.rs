@@ -143,7 +143,7 @@ pub fn needs_attention(inspection: &Inspection) -> bool {
 /// Why one entry could not be inspected.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ModuleError {
-    /// A stable snake_case name of the failure (see [`error_kind`]).
+    /// A stable snake_case name of the failure (see [`InspectError::kind`]).
     pub kind: &'static str,
     /// Human-readable, without the file path (the entry carries it).
     pub message: String,
@@ -160,27 +160,10 @@ impl ModuleError {
             other => other.to_string(),
         };
         ModuleError {
-            kind: error_kind(error),
+            kind: error.kind(),
             message,
             position: error.position(),
         }
-    }
-}
-
-/// A stable, machine-readable name for each kind of inspection failure.
-pub fn error_kind(error: &InspectError) -> &'static str {
-    match error {
-        InspectError::Read { .. } => "read",
-        InspectError::UnsupportedSuffix { .. } => "unsupported_suffix",
-        InspectError::TooLarge { .. } => "too_large",
-        InspectError::ModuleName { .. } => "module_name",
-        InspectError::Decode { .. } => "decode",
-        InspectError::Syntax { .. } => "syntax",
-        InspectError::StructureLimit { .. } => "structure_limit",
-        InspectError::Notebook { .. } => "notebook",
-        InspectError::NotebookMagics { .. } => "notebook_magics",
-        InspectError::Unparse(_) => "unparse",
-        InspectError::Encoding(_) => "encoding",
     }
 }
 

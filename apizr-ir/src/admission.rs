@@ -41,6 +41,11 @@ pub enum AdmissionError {
     Syntax { offset: usize, reason: &'static str },
     #[error("Expected a finite JSON value")]
     NonFinite,
+    /// CPython refuses to convert integers longer than 4300 digits.
+    #[error(
+        "Exceeds the limit (4300 digits) for integer string conversion: value has {digits} digits; use sys.set_int_max_str_digits() to increase the limit"
+    )]
+    IntDigits { digits: usize },
 }
 
 impl AdmissionError {
@@ -50,9 +55,28 @@ impl AdmissionError {
             AdmissionError::ByteLimit { .. } => "json_byte_limit",
             AdmissionError::StructureLimit => "json_structure_limit",
             AdmissionError::StructureInvalid => "json_structure_invalid",
-            AdmissionError::Syntax { .. } => "json_syntax",
+            AdmissionError::Syntax { .. } | AdmissionError::IntDigits { .. } => "json_syntax",
             AdmissionError::NonFinite => "json_value",
         }
+    }
+}
+
+impl AdmissionError {
+    /// The message Python's `json.loads` gives for `doc` (`Expecting value: line 1 column 1
+    /// (char 0)`): positions count characters, lines and columns are 1-based. Direct REST
+    /// surfaces show it as the 422 detail.
+    pub fn python_message(&self, doc: &[u8]) -> String {
+        let AdmissionError::Syntax { offset, reason } = self else {
+            return self.to_string();
+        };
+        let before = String::from_utf8_lossy(doc.get(..*offset).unwrap_or(doc));
+        let pos = before.chars().count();
+        let line = before.matches('\n').count() + 1;
+        let column = match before.rfind('\n') {
+            Some(nl) => before[nl + 1..].chars().count() + 1,
+            None => pos + 1,
+        };
+        format!("{reason}: line {line} column {column} (char {pos})")
     }
 }
 
@@ -304,19 +328,24 @@ impl Parser<'_> {
         Ok(digits)
     }
 
+    fn err_at(&self, offset: usize, reason: &'static str) -> AdmissionError {
+        AdmissionError::Syntax { offset, reason }
+    }
+
     fn string(&mut self) -> Result<String, AdmissionError> {
+        let quote = self.pos;
         self.pos += 1;
         let mut out = Vec::new();
         loop {
             let Some(b) = self.peek() else {
-                return Err(self.err("Unterminated string starting at"));
+                return Err(self.err_at(quote, "Unterminated string starting at"));
             };
             self.pos += 1;
             match b {
                 b'"' => break,
                 b'\\' => {
                     let Some(e) = self.peek() else {
-                        return Err(self.err("Unterminated string starting at"));
+                        return Err(self.err_at(quote, "Unterminated string starting at"));
                     };
                     self.pos += 1;
                     let ch = match e {
@@ -329,12 +358,12 @@ impl Parser<'_> {
                         b'r' => '\r',
                         b't' => '\t',
                         b'u' => self.unicode_escape()?,
-                        _ => return Err(self.err("Invalid \\escape")),
+                        _ => return Err(self.err_at(self.pos - 2, "Invalid \\escape")),
                     };
                     let mut buf = [0u8; 4];
                     out.extend_from_slice(ch.encode_utf8(&mut buf).as_bytes());
                 }
-                0..=0x1f => return Err(self.err("Invalid control character at")),
+                0..=0x1f => return Err(self.err_at(self.pos - 1, "Invalid control character at")),
                 _ => out.push(b),
             }
         }
@@ -413,7 +442,7 @@ impl Parser<'_> {
             None => (false, text),
         };
         if body.len() > MAX_INT_DIGITS {
-            return Err(self.err("Exceeds the limit (4300 digits) for integer string conversion"));
+            return Err(AdmissionError::IntDigits { digits: body.len() });
         }
         Ok(Value::BigInt(if negative {
             format!("-{body}")

@@ -133,3 +133,40 @@ proptest! {
         let _ = admit(text.as_bytes(), 1 << 20);
     }
 }
+
+#[test]
+fn python_json_messages() {
+    let message = |doc: &[u8]| parse_permissive(doc).unwrap_err().python_message(doc);
+    // Observed on the reference's direct REST adapter (tests/fixtures/execute/validate).
+    assert_eq!(message(b""), "Expecting value: line 1 column 1 (char 0)");
+    assert_eq!(
+        message(br#"{"x": 1,}"#),
+        "Expecting property name enclosed in double quotes: line 1 column 9 (char 8)"
+    );
+    assert_eq!(
+        message(&format!("{{\"x\": {}}}", "9".repeat(4301)).into_bytes()),
+        "Exceeds the limit (4300 digits) for integer string conversion: value has 4301 digits; use sys.set_int_max_str_digits() to increase the limit"
+    );
+    // CPython 3.11 `json.loads` messages for these documents.
+    assert_eq!(message(b"[1] x"), "Extra data: line 1 column 5 (char 4)");
+    assert_eq!(
+        message("\n  \"é".as_bytes()),
+        "Unterminated string starting at: line 2 column 3 (char 3)"
+    );
+    assert_eq!(
+        message(b"[\"a\\qb\"]"),
+        "Invalid \\escape: line 1 column 4 (char 3)"
+    );
+    assert_eq!(
+        message(b"\"a\x01\""),
+        "Invalid control character at: line 1 column 3 (char 2)"
+    );
+    assert_eq!(
+        message(b"{\"a\" 1}"),
+        "Expecting ':' delimiter: line 1 column 6 (char 5)"
+    );
+    assert_eq!(
+        message(b"[1 2]"),
+        "Expecting ',' delimiter: line 1 column 4 (char 3)"
+    );
+}

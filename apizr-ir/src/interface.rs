@@ -64,12 +64,7 @@ impl InvocationContract {
 }
 
 fn object(pairs: Vec<(&str, Value)>) -> Value {
-    Value::Object(
-        pairs
-            .into_iter()
-            .map(|(k, v)| (k.to_string(), v))
-            .collect(),
-    )
+    Value::Object(pairs.into_iter().map(|(k, v)| (k.to_string(), v)).collect())
 }
 
 fn typed(name: &str) -> Value {
@@ -97,7 +92,9 @@ fn constant(value: &Value) -> Value {
 }
 
 fn first_item(spec: &TypeSpec) -> Value {
-    spec.items.first().map_or_else(|| object(vec![]), type_schema)
+    spec.items
+        .first()
+        .map_or_else(|| object(vec![]), type_schema)
 }
 
 /// The JSON Schema of one TypeSpec (5.3 table).

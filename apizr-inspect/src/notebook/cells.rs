@@ -143,7 +143,15 @@ pub fn scan_escapes(cell: &str) -> Escapes {
             T::EndOfFile => break,
             T::Lpar | T::Lsqb | T::Lbrace => depth += 1,
             T::Rpar | T::Rsqb | T::Rbrace => depth -= 1,
-            T::Question => found = found.max_with(Escapes::Located),
+            T::Question => {
+                // A help query inside brackets cannot be placed on one statement.
+                let level = if depth == 0 {
+                    Escapes::Located
+                } else {
+                    Escapes::Unlocated
+                };
+                found = found.max_with(level);
+            }
             T::IpyEscapeCommand => {
                 let at_statement = matches!(
                     previous,
@@ -159,9 +167,6 @@ pub fn scan_escapes(cell: &str) -> Escapes {
                 found = found.max_with(level);
             }
             _ => {}
-        }
-        if depth != 0 && found != Escapes::None {
-            found = Escapes::Unlocated;
         }
         if !matches!(kind, T::Comment | T::NonLogicalNewline) {
             previous = Some(kind);

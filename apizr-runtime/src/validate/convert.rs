@@ -118,7 +118,7 @@ fn literal(spec: &TypeSpec, value: &Value) -> Result<PyValue, ValidationError> {
             (PyValue::Bool(_), _) | (_, PyValue::Bool(_)) => false,
             (PyValue::Int(_) | PyValue::Float(_), PyValue::Int(_) | PyValue::Float(_)) => {
                 match (Number::of(&declared), Number::of(&given)) {
-                    (Some(a), Some(b)) => a.eq(&b),
+                    (Some(a), Some(b)) => a.equals(&b),
                     _ => false,
                 }
             }

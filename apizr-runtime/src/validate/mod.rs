@@ -65,10 +65,7 @@ pub fn validate_arguments(
     let Value::Object(map) = payload else {
         return Err(ValidationError::NotAnObject);
     };
-    if map
-        .keys()
-        .any(|k| !parameters.iter().any(|p| &p.name == k))
-    {
+    if map.keys().any(|k| !parameters.iter().any(|p| &p.name == k)) {
         return Err(ValidationError::UnexpectedField);
     }
     if let Some(missing) = parameters

@@ -34,11 +34,9 @@ impl PyValue {
             PyValue::List(items) | PyValue::Tuple(items) | PyValue::Set(items) => {
                 Value::Array(items.iter().map(PyValue::to_json).collect())
             }
-            PyValue::Dict(map) => Value::Object(
-                map.iter()
-                    .map(|(k, v)| (k.clone(), v.to_json()))
-                    .collect(),
-            ),
+            PyValue::Dict(map) => {
+                Value::Object(map.iter().map(|(k, v)| (k.clone(), v.to_json())).collect())
+            }
         }
     }
 
@@ -71,7 +69,7 @@ impl PyValue {
     /// Python `==` for hashable values (what set membership uses).
     pub fn py_eq(&self, other: &PyValue) -> bool {
         if let (Some(a), Some(b)) = (Number::of(self), Number::of(other)) {
-            return a.eq(&b);
+            return a.equals(&b);
         }
         match (self, other) {
             (PyValue::None, PyValue::None) => true,
@@ -103,7 +101,7 @@ impl Number {
     }
 
     /// Exact comparison, like CPython's mixed int/float `==`.
-    pub fn eq(&self, other: &Number) -> bool {
+    pub fn equals(&self, other: &Number) -> bool {
         match (self, other) {
             (Number::Int(a), Number::Int(b)) => a == b,
             (Number::Float(a), Number::Float(b)) => a == b,

@@ -4,7 +4,7 @@
 
 use std::path::PathBuf;
 
-use apizr_ir::admission::{MAX_DEPTH, parse_permissive, preflight};
+use apizr_ir::admission::{parse_permissive, preflight};
 use apizr_ir::interface::ContractParameter;
 use apizr_ir::json::python_float_repr;
 use apizr_ir::{ObjectField, ParameterKind, TypeKind, TypeSpec, Value};
@@ -155,7 +155,10 @@ fn reference_rest_vectors() {
             .unwrap();
         let params = parameters(get(cap, "parameters"));
         let body: Vec<u8> = (0..case["body_hex"].as_str().unwrap().len() / 2)
-            .map(|i| u8::from_str_radix(&case["body_hex"].as_str().unwrap()[2 * i..2 * i + 2], 16).unwrap())
+            .map(|i| {
+                u8::from_str_radix(&case["body_hex"].as_str().unwrap()[2 * i..2 * i + 2], 16)
+                    .unwrap()
+            })
             .collect();
         let body = body.strip_prefix("\u{feff}".as_bytes()).unwrap_or(&body);
         let status = case["status"].as_u64().unwrap();
@@ -166,17 +169,15 @@ fn reference_rest_vectors() {
                 Err(e) if e.to_string().contains("invalid UTF-8") => {
                     Err("JSON admission limit or encoding rejected".into())
                 }
-                Err(e) => Err(format!("decode: {e}")),
+                Err(e) => Err(e.python_message(body)),
                 Ok(payload) => validate_arguments(&params, &payload)
                     .map(|call| observed(function, &params, &call))
                     .map_err(|e| e.to_string()),
             },
         };
         let matches = match (&ours, status) {
-            (Ok(repr), 200) => function.starts_with("f_set") || Json::String(repr.clone()) == *expected,
-            (Err(detail), 422) if detail.starts_with("decode: ") => {
-                // Python's json messages carry line/column text we do not reproduce.
-                expected["detail"].as_str().is_some_and(|d| d.contains("line 1 column") || d.starts_with("Exceeds the limit"))
+            (Ok(repr), 200) => {
+                function.starts_with("f_set") || Json::String(repr.clone()) == *expected
             }
             (Err(detail), 422) => expected["detail"] == Json::String(detail.clone()),
             _ => false,
@@ -184,7 +185,10 @@ fn reference_rest_vectors() {
         if matches {
             agree += 1;
         } else {
-            differences.push(format!("{function} {:?}: ours {ours:?}, reference {status} {expected}", String::from_utf8_lossy(body)));
+            differences.push(format!(
+                "{function} {:?}: ours {ours:?}, reference {status} {expected}",
+                String::from_utf8_lossy(body)
+            ));
         }
     }
     // The only documented difference: lone surrogates (`"\ud800"`) are valid Python strings
@@ -211,7 +215,10 @@ fn positional_only_calls_are_reconstructed() {
     ];
     let payload = parse_permissive(br#"{"a": 1, "b": [2], "d": null}"#).unwrap();
     let call = validate_arguments(&params, &payload).unwrap();
-    assert_eq!(call.positional, [Value::Int(1), Value::Array(vec![Value::Int(2)])]);
+    assert_eq!(
+        call.positional,
+        [Value::Int(1), Value::Array(vec![Value::Int(2)])]
+    );
     assert_eq!(call.keyword.keys().collect::<Vec<_>>(), ["d"]);
     let payload = parse_permissive(br#"{"d": 1, "c": 2}"#).unwrap();
     let call = validate_arguments(&params, &payload).unwrap();
@@ -245,13 +252,24 @@ fn random_value(r: &mut Rng, depth: usize) -> Value {
         1 => Value::Bool(r.below(2) == 0),
         2 => Value::Int(r.next() as i64 % 5),
         3 => Value::BigInt("-123456789012345678901234567890".into()),
-        4 => Value::Float([0.0, -0.0, 1.0, 2.5, 1e300, f64::NAN, f64::INFINITY][r.below(7) as usize]),
+        4 => {
+            Value::Float([0.0, -0.0, 1.0, 2.5, 1e300, f64::NAN, f64::INFINITY][r.below(7) as usize])
+        }
         5 => Value::Str(["", "a", "x"][r.below(3) as usize].into()),
         6 => Value::Float(r.next() as f64),
-        7 => Value::Array((0..r.below(4)).map(|_| random_value(r, depth + 1)).collect()),
+        7 => Value::Array(
+            (0..r.below(4))
+                .map(|_| random_value(r, depth + 1))
+                .collect(),
+        ),
         _ => Value::Object(
             (0..r.below(4))
-                .map(|i| (["a", "b", "x"][i as usize % 3].to_string(), random_value(r, depth + 1)))
+                .map(|i| {
+                    (
+                        ["a", "b", "x"][i as usize % 3].to_string(),
+                        random_value(r, depth + 1),
+                    )
+                })
                 .collect(),
         ),
     }
@@ -259,14 +277,26 @@ fn random_value(r: &mut Rng, depth: usize) -> Value {
 
 fn random_spec(r: &mut Rng, depth: usize) -> TypeSpec {
     let kinds = [
-        TypeKind::Any, TypeKind::Int, TypeKind::Str, TypeKind::Float, TypeKind::Bool,
-        TypeKind::Null, TypeKind::List, TypeKind::Dict, TypeKind::Tuple, TypeKind::Set,
-        TypeKind::Union, TypeKind::Literal, TypeKind::Object,
+        TypeKind::Any,
+        TypeKind::Int,
+        TypeKind::Str,
+        TypeKind::Float,
+        TypeKind::Bool,
+        TypeKind::Null,
+        TypeKind::List,
+        TypeKind::Dict,
+        TypeKind::Tuple,
+        TypeKind::Set,
+        TypeKind::Union,
+        TypeKind::Literal,
+        TypeKind::Object,
     ];
     let kind = kinds[r.below(if depth > 3 { 6 } else { 13 }) as usize];
     let mut spec = TypeSpec::simple(kind);
     match kind {
-        TypeKind::List | TypeKind::Dict | TypeKind::Set => spec.items = vec![random_spec(r, depth + 1)],
+        TypeKind::List | TypeKind::Dict | TypeKind::Set => {
+            spec.items = vec![random_spec(r, depth + 1)]
+        }
         TypeKind::Tuple | TypeKind::Union => {
             spec.items = (0..r.below(3)).map(|_| random_spec(r, depth + 1)).collect();
             spec.variadic = r.below(2) == 0;
@@ -302,5 +332,4 @@ fn validation_never_panics_on_random_inputs() {
     }
     // Both outcomes occur, so the sweep exercises acceptance and refusal paths.
     assert!(accepted > 1000 && accepted < 19_000, "{accepted}");
-    assert!(MAX_DEPTH == 64);
 }
