@@ -53,6 +53,9 @@ pub enum Command {
     Inspect(InspectArgs),
     /// Run one capability once under an execution policy and print the result envelope
     Execute(crate::execute::ExecuteArgs),
+    /// Build OCI worker images (offline) for `execute --runtime-image`
+    #[command(subcommand)]
+    Image(crate::image::ImageCommand),
     /// Print a shell completion script to stdout
     #[command(after_help = "Example:\n  apizr completion zsh > ~/.zfunc/_apizr")]
     Completion {

@@ -82,6 +82,9 @@ pub fn render(error: &InspectError, context: &Context<'_>, style: Style) -> Stri
                 style.bold("hint:")
             );
         }
+        InspectError::DuplicateParameter { position, .. } => {
+            let _ = writeln!(out, "{prefix} {}: {error}", located(context, *position));
+        }
         InspectError::TooLarge { .. }
         | InspectError::StructureLimit { .. }
         | InspectError::Notebook { .. } => {

@@ -147,14 +147,20 @@ fn execute(args: &ExecuteArgs, report: &mut Report) -> Result<(Status, Value), F
             }
             (policy, None)
         };
-    report.policy_digest = policy.digest().ok();
+    // For v2 the digest would cover the v2 canonical bytes, which we do not produce yet.
+    report.policy_digest = if v2.is_none() {
+        policy.digest().ok()
+    } else {
+        None
+    };
 
     // 3. Arguments file: byte limit, lexical preflight, permissive decode, finite budget.
     let limit = policy.limits.max_input_bytes;
     let raw = read_limited(&args.arguments, limit).map_err(|e| invalid(Stage::Arguments, e))?;
     let raw = raw.strip_prefix("\u{feff}".as_bytes()).unwrap_or(&raw);
     preflight(raw, limit).map_err(|e| invalid(Stage::Arguments, e))?;
-    let payload = parse_permissive(raw).map_err(|e| invalid(Stage::Arguments, e))?;
+    let payload =
+        parse_permissive(raw).map_err(|e| invalid(Stage::Arguments, e.python_message(raw)))?;
     check_budget(&payload, DEFAULT_VALUE_BYTES).map_err(|e| invalid(Stage::Arguments, e))?;
     report.time("read", started);
 
@@ -209,24 +215,22 @@ fn execute(args: &ExecuteArgs, report: &mut Report) -> Result<(Status, Value), F
     report.time("plan", started);
 
     // 6. Input limit (canonical payload + LF) and argument validation: no worker on failure.
-    let started = Instant::now();
-    let canonical = payload
-        .canonical_bytes()
-        .map_err(|e| invalid(Stage::Validate, e))?;
-    if canonical.len() as u64 > limit {
-        return Err(invalid(
-            Stage::Validate,
-            format!(
-                "canonical arguments are {} bytes > {limit}",
-                canonical.len()
-            ),
-        ));
-    }
     // In the reference's OCI runner, argument failures carry the v2 envelope.
+    let started = Instant::now();
     let on_v2 = |mut f: Failure| {
         f.v2 = v2.is_some();
         f
     };
+    let canonical = payload
+        .canonical_bytes()
+        .map_err(|e| on_v2(invalid(Stage::Validate, e)))?;
+    if canonical.len() as u64 > limit {
+        let detail = format!(
+            "canonical arguments are {} bytes > {limit}",
+            canonical.len()
+        );
+        return Err(on_v2(invalid(Stage::Validate, detail)));
+    }
     request_budget(&payload, &plan).map_err(|e| on_v2(invalid(Stage::Validate, e)))?;
     let call = validate_arguments(&contract.parameters, &payload)
         .map_err(|e| on_v2(invalid(Stage::Validate, e)))?;

@@ -7,6 +7,7 @@
 mod cli;
 mod diagnostics;
 mod execute;
+mod image;
 mod inspect;
 mod project_report;
 mod report;
@@ -37,6 +38,7 @@ fn main() -> ExitCode {
     let result = match &cli.command {
         Command::Inspect(args) => inspect::run(args),
         Command::Execute(args) => Ok(execute::run(args)),
+        Command::Image(command) => image::run(command),
         Command::Completion { shell } => {
             let mut command = Cli::command();
             clap_complete::generate(*shell, &mut command, "apizr", &mut std::io::stdout());

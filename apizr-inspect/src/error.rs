@@ -63,6 +63,17 @@ pub enum InspectError {
     #[error("{0}")]
     Unparse(#[from] crate::unparse::UnparseError),
 
+    /// A capability (or overload) signature repeats a parameter name; the reference's IR model
+    /// rejects such a document.
+    #[error(
+        "Duplicate parameter names: '{name}' appears more than once in the signature of {symbol}"
+    )]
+    DuplicateParameter {
+        symbol: String,
+        name: String,
+        position: Position,
+    },
+
     /// A value could not be canonically encoded (should not happen for IR built here).
     #[error("internal encoding error: {0}")]
     Encoding(#[from] apizr_ir::CanonicalError),
@@ -82,6 +93,7 @@ impl InspectError {
             InspectError::Notebook { .. } => "notebook",
             InspectError::NotebookMagics { .. } => "notebook_magics",
             InspectError::Unparse(_) => "unparse",
+            InspectError::DuplicateParameter { .. } => "duplicate_parameter",
             InspectError::Encoding(_) => "encoding",
         }
     }
@@ -89,7 +101,8 @@ impl InspectError {
     /// Where in the (decoded or exported) text the problem is, if known.
     pub fn position(&self) -> Option<Position> {
         match self {
-            InspectError::Syntax { position, .. } => Some(*position),
+            InspectError::Syntax { position, .. }
+            | InspectError::DuplicateParameter { position, .. } => Some(*position),
             InspectError::Decode { position, .. } | InspectError::NotebookMagics { position } => {
                 *position
             }

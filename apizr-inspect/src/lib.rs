@@ -109,6 +109,7 @@ pub fn inspect_bytes_parsed(
     if let Some(error) = parsed.take_unparse_error() {
         return Err(error.into());
     }
+    reject_duplicate_parameters(&ir)?;
     let ir_digest = Digest::sha256(&ir.canonical_bytes()?);
     let readiness = readiness::assess(&parsed, &ir, ir_digest.clone());
     if let Some(error) = parsed.take_unparse_error() {
@@ -127,6 +128,33 @@ pub fn inspect_bytes_parsed(
         notes,
     };
     Ok((outcome, parsed))
+}
+
+/// The reference's IR model refuses a signature that repeats a parameter name (CPython's parser
+/// accepts `def f(a, a)`; only the compiler would reject it).
+fn reject_duplicate_parameters(ir: &apizr_ir::CapabilityIr) -> Result<(), InspectError> {
+    for capability in &ir.capabilities {
+        let signatures = std::iter::once((&capability.signature, &capability.source)).chain(
+            capability
+                .overloads
+                .iter()
+                .map(|o| (&o.signature, &o.source)),
+        );
+        for (signature, span) in signatures {
+            let mut seen = std::collections::HashSet::new();
+            if let Some(dup) = signature.parameters.iter().find(|p| !seen.insert(&p.name)) {
+                return Err(InspectError::DuplicateParameter {
+                    symbol: span.symbol.clone(),
+                    name: dup.name.clone(),
+                    position: Position {
+                        line: span.line,
+                        column: 1,
+                    },
+                });
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Read and inspect one file. `module` overrides the default (the file stem).

@@ -10,6 +10,7 @@
 //! * [`plan`] — BoundSource and the runtime plan v1 (`apizr.runtime/v1`).
 //! * [`admission`] — JSON admission: lexical preflight and the value-graph budget.
 //! * [`policy`] — execution policy v1 (`apizr.execution/v1`): strict parsing and canonical bytes.
+//! * [`policy_v2`] — execution policy v2 (`apizr.execution/v2`, OCI containers).
 //!
 //! No I/O, no async: everything here is a value and a pure function over values.
 
@@ -21,6 +22,7 @@ pub mod interface;
 pub mod json;
 pub mod plan;
 pub mod policy;
+pub mod policy_v2;
 pub mod readiness;
 
 pub use capability::*;

@@ -13,6 +13,8 @@
 //! * [`launcher`], [`seccomp`], [`cgroup`] — Linux mechanisms: namespaces, Landlock, rlimits,
 //!   seccomp-bpf, cgroup `pids.max`.
 //! * [`audit`] — one JSON line per call.
+//! * `oci` (cargo feature `oci`, on by default) — the `oci-container` backend (policy v2)
+//!   through the Docker Engine API, and offline worker image builds.
 
 pub mod audit;
 pub mod cgroup;
@@ -21,6 +23,8 @@ pub mod envelope;
 pub mod host;
 pub mod json_decode;
 pub mod launcher;
+#[cfg(feature = "oci")]
+pub mod oci;
 pub mod protocol;
 pub mod request;
 pub mod runtime;

@@ -45,9 +45,18 @@ fn corpus_contracts_and_schemas_match_the_reference_manifest() {
             .len(),
         2
     );
-    let (outcome, parsed) = inspect("corpus.py", "corpus");
+    for (corpus, manifest) in [
+        ("corpus", "corpus.apizr-mcp.json"),
+        ("corpus2", "corpus2.apizr-mcp.json"),
+    ] {
+        compare_with_manifest(corpus, manifest);
+    }
+}
+
+fn compare_with_manifest(corpus: &str, manifest: &str) {
+    let (outcome, parsed) = inspect(&format!("{corpus}.py"), corpus);
     let contracts = plan_interfaces(&parsed, &outcome.inspection, None).unwrap();
-    let manifest = json("corpus.apizr-mcp.json");
+    let manifest = json(manifest);
     let tools = manifest["tools"].as_array().unwrap();
     assert_eq!(contracts.len(), tools.len());
     for (contract, tool) in contracts.iter().zip(tools) {
@@ -100,6 +109,44 @@ fn runtime_plans_are_byte_identical() {
         assert_eq!(plan.canonical_bytes().unwrap(), expected, "{plan_file}");
         checked += 1;
     }
+    // A dotted module name with a non-default policy, and a notebook (executable = export).
+    for (src, module, kind, policy_file, plan_file) in [
+        (
+            "../../../../examples/pricing.py",
+            "shop.pricing",
+            SourceKind::Python,
+            "shop.pricing.policy.json",
+            "shop.pricing.total.plan.json",
+        ),
+        (
+            "nb.ipynb",
+            "nb",
+            SourceKind::Notebook,
+            "",
+            "nb.add.plan.json",
+        ),
+    ] {
+        let bytes = std::fs::read(fixture(src)).unwrap();
+        let (outcome, parsed) =
+            crate::inspect_bytes_parsed(&bytes, kind, module, InspectOptions::default()).unwrap();
+        let policy = if policy_file.is_empty() {
+            PolicyV1::default()
+        } else {
+            PolicyV1::from_json(&json(policy_file)).unwrap()
+        };
+        let contract = plan_interfaces(&parsed, &outcome.inspection, None)
+            .unwrap()
+            .into_iter()
+            .find(|c| plan_file.contains(&format!(".{}.plan", c.name)))
+            .unwrap();
+        let plan = RuntimePlan::new(&outcome.inspection, contract, policy).unwrap();
+        assert_eq!(
+            String::from_utf8(plan.canonical_bytes().unwrap()).unwrap(),
+            String::from_utf8(std::fs::read(fixture(plan_file)).unwrap()).unwrap(),
+            "{plan_file}"
+        );
+        checked += 1;
+    }
     let (outcome, parsed) = inspect("corpus.py", "corpus");
     let policy = PolicyV1::from_json(&json("corpus-plans/policy.input.json")).unwrap();
     for contract in plan_interfaces(&parsed, &outcome.inspection, None).unwrap() {
@@ -113,7 +160,7 @@ fn runtime_plans_are_byte_identical() {
         );
         checked += 1;
     }
-    assert_eq!(checked, 15);
+    assert_eq!(checked, 17);
 }
 
 #[test]
@@ -183,4 +230,26 @@ fn selection_errors_and_refusals_match_the_reference_messages() {
         plan_interfaces(&parsed, &empty.inspection, None),
         Err(PlanError::NoCallables)
     );
+}
+
+#[test]
+fn return_schemas_match_the_reference_openapi_document() {
+    let (outcome, parsed) = inspect("corpus.py", "corpus");
+    let openapi = json("corpus.openapi.json");
+    let mut checked = 0;
+    for contract in plan_interfaces(&parsed, &outcome.inspection, None).unwrap() {
+        let op = &openapi["paths"][format!("/capabilities/{}", contract.name)]["post"];
+        assert_eq!(
+            to_serde(&apizr_ir::interface::type_schema(&contract.returns)),
+            op["responses"]["200"]["content"]["application/json"]["schema"],
+            "returns of {}",
+            contract.name
+        );
+        assert_eq!(
+            to_serde(&contract.request_schema()),
+            op["requestBody"]["content"]["application/json"]["schema"]
+        );
+        checked += 1;
+    }
+    assert_eq!(checked, 13);
 }

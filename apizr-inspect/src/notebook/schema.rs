@@ -53,11 +53,20 @@ fn non_negative(value: &Value) -> Option<u64> {
 
 /// Validate the notebook and return its cells in order.
 pub fn cells(notebook: &Map<String, Value>) -> Result<Vec<Cell<'_>>, InspectError> {
-    let version = required(notebook, "nbformat", "notebook")?;
+    let version = match notebook.get("nbformat") {
+        // nbformat reads a document without `nbformat` as version 1, whose upgrade keeps no
+        // cells from a v4-style `cells` list: the reference exports only the header. Anything
+        // with content is refused rather than guessed at.
+        None => return legacy_v1(notebook),
+        Some(version) => version,
+    };
+    if version.as_u64() == Some(3) {
+        return upgrade_v3(notebook);
+    }
     if version.as_u64() != Some(4) {
         return Err(InspectError::Notebook {
             message: format!(
-                "Unsupported nbformat version {version}; only nbformat 4 is supported"
+                "Unsupported nbformat version {version}; only nbformat 3 and 4 are supported"
             ),
         });
     }
@@ -218,4 +227,88 @@ fn validate_output(output: &Value, place: &str) -> Result<(), InspectError> {
         required(output, key, place)?;
     }
     Ok(())
+}
+
+fn legacy_v1(notebook: &Map<String, Value>) -> Result<Vec<Cell<'_>>, InspectError> {
+    let empty = notebook
+        .get("cells")
+        .is_none_or(|cells| cells.as_array().is_some_and(|c| c.is_empty()));
+    if empty && notebook.get("worksheets").is_none() {
+        return Ok(vec![]);
+    }
+    Err(InspectError::Notebook {
+        message: "Unsupported notebook: no 'nbformat' field (a version 1 notebook); \
+                  save it with a current Jupyter first"
+            .into(),
+    })
+}
+
+/// nbformat 3 → 4 the way nbformat's `convert` upgrades it: cells come from every worksheet,
+/// a code cell's `input` becomes its source and `prompt_number` its execution count, and a
+/// heading cell becomes a markdown cell `<#×level> <text>`.
+fn upgrade_v3(notebook: &Map<String, Value>) -> Result<Vec<Cell<'_>>, InspectError> {
+    let mut out = Vec::new();
+    let worksheets = match notebook.get("worksheets") {
+        None => return Ok(out),
+        Some(w) => w
+            .as_array()
+            .ok_or_else(|| invalid("worksheets", "expected an array"))?,
+    };
+    for (w, worksheet) in worksheets.iter().enumerate() {
+        let place = format!("worksheet {}", w + 1);
+        let worksheet = object(worksheet, &place)?;
+        let Some(cells) = worksheet.get("cells") else {
+            continue;
+        };
+        let cells = cells
+            .as_array()
+            .ok_or_else(|| invalid(&place, "'cells' must be an array"))?;
+        for (index, cell) in cells.iter().enumerate() {
+            let place = format!("{place} cell {}", index + 1);
+            let cell = object(cell, &place)?;
+            let text = |key: &str| -> Result<String, InspectError> {
+                cell.get(key)
+                    .map_or(Ok(String::new()), |v| source(v, &place))
+            };
+            let converted = match required(cell, "cell_type", &place)?.as_str() {
+                Some("code") => Cell {
+                    kind: CellKind::Code,
+                    source: text("input")?,
+                    execution_count: cell.get("prompt_number").and_then(Value::as_u64),
+                    raw_mimetype: None,
+                },
+                Some("markdown") => Cell {
+                    kind: CellKind::Markdown,
+                    source: text("source")?,
+                    execution_count: None,
+                    raw_mimetype: None,
+                },
+                Some("raw") => Cell {
+                    kind: CellKind::Raw,
+                    source: text("source")?,
+                    execution_count: None,
+                    raw_mimetype: None,
+                },
+                Some("heading") => {
+                    let level = cell.get("level").and_then(Value::as_u64).unwrap_or(1);
+                    let hashes = "#".repeat(usize::try_from(level.clamp(1, 6)).unwrap_or(1));
+                    let heading = text("source")?.replace('\n', " ");
+                    Cell {
+                        kind: CellKind::Markdown,
+                        source: format!("{hashes} {heading}"),
+                        execution_count: None,
+                        raw_mimetype: None,
+                    }
+                }
+                _ => {
+                    return Err(invalid(
+                        &place,
+                        "'cell_type' must be 'code', 'markdown', 'raw' or 'heading'",
+                    ));
+                }
+            };
+            out.push(converted);
+        }
+    }
+    Ok(out)
 }

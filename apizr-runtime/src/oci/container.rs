@@ -1,0 +1,223 @@
+//! The container plan as an Engine API create body (contract 7.3 step 4), and the guard that
+//! always removes the container (step 7).
+//!
+//! Controls, mirroring the reference's `docker create` vector: never pull (the image is named
+//! by ID and checked first), label `org.apizr.execution=oci-v1`, platform, read-only rootfs,
+//! `CapDrop: ALL`, `no-new-privileges`, UID/GID 65532, network `none`, private IPC and cgroup
+//! namespaces, no restart, no healthcheck, no log driver, memory = memory+swap, CFS quota from
+//! `cpu_millis`, pids limit, 64 KiB `/dev/shm`, `/tmp` tmpfs of `scratch_bytes`, the bundle
+//! bind-mounted read-only at `/bundle`, and only allow-listed environment variables.
+//!
+//! The worker is the embedded v1 worker, sent as `python -I -S -c` after a short prelude that
+//! drops every environment variable the engine or image added (`PATH`, `HOSTNAME`, `HOME`…)
+//! except the allow-listed names, exactly what the reference's entrypoint module does.
+
+use std::path::Path;
+
+use apizr_ir::policy_v2::PolicyV2;
+use serde_json::{Value as Json, json};
+
+use super::engine::{Engine, EngineError};
+use crate::worker::WORKER_SOURCE;
+
+pub const EXECUTION_LABEL: (&str, &str) = ("org.apizr.execution", "oci-v1");
+pub const CONTAINER_USER: &str = "65532:65532";
+pub const PYTHON: &str = "/usr/local/bin/python";
+pub const CPU_PERIOD: u64 = 100_000;
+
+/// Runs before the worker's first line: keep only the names given as arguments.
+pub const ENTRY_PRELUDE: &str = "import os as _o, sys as _s\n\
+_k = frozenset(_s.argv[1:])\n\
+for _n in list(_o.environ):\n\
+    if _n not in _k:\n\
+        del _o.environ[_n]\n\
+_o.chdir('/bundle')\n\
+_s.argv[1:] = []\n\
+del _o, _s, _k\n";
+
+/// The interpreter arguments: isolated, no site, prelude + worker, then the kept names.
+pub fn worker_command(env_names: &[String]) -> Vec<String> {
+    let mut cmd = vec![
+        "-I".to_string(),
+        "-S".to_string(),
+        "-c".to_string(),
+        format!("{ENTRY_PRELUDE}{WORKER_SOURCE}"),
+    ];
+    cmd.extend(env_names.iter().cloned());
+    cmd
+}
+
+/// `NAME=value` for allow-listed names present in this process's environment.
+pub fn allowed_env(policy: &PolicyV2) -> Vec<String> {
+    policy
+        .environment
+        .allow
+        .iter()
+        .filter_map(|name| {
+            let value = std::env::var_os(name)?;
+            Some(format!("{name}={}", value.to_string_lossy()))
+        })
+        .collect()
+}
+
+/// The `POST /containers/create` body.
+pub fn create_body(image_id: &str, policy: &PolicyV2, bundle: &Path, env: &[String]) -> Json {
+    let r = &policy.resources;
+    let memory = i64::try_from(r.memory_bytes).unwrap_or(i64::MAX);
+    let names: Vec<String> = policy.environment.allow.clone();
+    json!({
+        "Image": image_id,
+        "User": CONTAINER_USER,
+        "AttachStdin": true,
+        "AttachStdout": true,
+        "AttachStderr": true,
+        "OpenStdin": true,
+        "StdinOnce": true,
+        "Tty": false,
+        "Env": env,
+        "Entrypoint": [PYTHON],
+        "Cmd": worker_command(&names),
+        "WorkingDir": "/bundle",
+        "NetworkDisabled": true,
+        "Labels": { EXECUTION_LABEL.0: EXECUTION_LABEL.1 },
+        "Healthcheck": { "Test": ["NONE"] },
+        "HostConfig": {
+            "NetworkMode": "none",
+            "ReadonlyRootfs": true,
+            "CapDrop": ["ALL"],
+            "SecurityOpt": ["no-new-privileges"],
+            "IpcMode": "private",
+            "CgroupnsMode": "private",
+            "RestartPolicy": { "Name": "no" },
+            "LogConfig": { "Type": "none" },
+            "Memory": memory,
+            "MemorySwap": memory,
+            "CpuPeriod": CPU_PERIOD,
+            "CpuQuota": r.cpu_millis.saturating_mul(CPU_PERIOD / 1000),
+            "PidsLimit": r.pids,
+            "ShmSize": 65536,
+            "Tmpfs": { "/tmp": format!("rw,nosuid,nodev,noexec,size={},mode=1777", r.scratch_bytes) },
+            "Mounts": [{
+                "Type": "bind",
+                "Source": bundle.to_string_lossy(),
+                "Target": "/bundle",
+                "ReadOnly": true,
+                "BindOptions": { "Propagation": "rprivate" }
+            }],
+            "AutoRemove": false,
+            "Privileged": false
+        }
+    })
+}
+
+/// A created container that is removed when the guard is dropped (normal return, early
+/// return, timeout, or a panic unwinding through the caller).
+#[derive(Debug)]
+pub struct ContainerGuard {
+    engine: Engine,
+    name: String,
+    done: Option<Result<(), String>>,
+}
+
+impl ContainerGuard {
+    /// Take ownership of the container `name` (which may not exist yet: removal of a missing
+    /// container succeeds).
+    pub fn new(engine: Engine, name: String) -> Self {
+        ContainerGuard {
+            engine,
+            name,
+            done: None,
+        }
+    }
+
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Remove now: up to three `DELETE ?force=1&v=1`, then an exact-name listing that must be
+    /// empty. `Err` means removal could not be confirmed (`cleanup_failed`).
+    pub fn remove(&mut self) -> Result<(), String> {
+        if let Some(done) = &self.done {
+            return done.clone();
+        }
+        let mut last = String::new();
+        let mut outcome = Err(String::new());
+        for _ in 0..3 {
+            match self.engine.remove_container(&self.name) {
+                Ok(()) => {
+                    outcome = Ok(());
+                    break;
+                }
+                Err(e) => last = e.to_string(),
+            }
+        }
+        if outcome.is_err() {
+            outcome = match self.engine.container_exists(&self.name) {
+                Ok(false) => Ok(()),
+                Ok(true) => Err(format!("container {} still exists: {last}", self.name)),
+                Err(e) => Err(format!("{last}; listing failed: {e}")),
+            };
+        }
+        self.done = Some(outcome.clone());
+        outcome
+    }
+}
+
+impl Drop for ContainerGuard {
+    fn drop(&mut self) {
+        let _ = self.remove();
+    }
+}
+
+/// `POST /containers/create?name=…&platform=…` for `body`.
+pub fn create(
+    engine: &Engine,
+    name: &str,
+    platform: &str,
+    body: &Json,
+    deadline: std::time::Instant,
+) -> Result<(), EngineError> {
+    let path = format!(
+        "/containers/create?name={}&platform={}",
+        super::http::encode_query(name),
+        super::http::encode_query(platform)
+    );
+    let resp = engine.call("POST", &path, super::http::Body::Json(body), deadline)?;
+    super::engine::json_ok(resp, "POST /containers/create").map(|_| ())
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn create_body_carries_every_control() {
+        let policy = PolicyV2::from_json(&serde_json::json!({
+            "resources": {"memory_bytes": 67108864, "cpu_millis": 500, "pids": 8, "scratch_bytes": 1048576},
+            "environment": {"allow": ["LANG", "HOME"]}
+        }))
+        .unwrap();
+        let body = create_body("sha256:x", &policy, Path::new("/tmp/apizr-oci-1"), &[]);
+        let host = &body["HostConfig"];
+        assert_eq!(host["Memory"], 67108864);
+        assert_eq!(host["MemorySwap"], 67108864);
+        assert_eq!(host["CpuQuota"], 50_000);
+        assert_eq!(host["CpuPeriod"], 100_000);
+        assert_eq!(host["PidsLimit"], 8);
+        assert_eq!(host["NetworkMode"], "none");
+        assert_eq!(host["ReadonlyRootfs"], true);
+        assert_eq!(host["CapDrop"], json!(["ALL"]));
+        assert_eq!(
+            host["Tmpfs"]["/tmp"],
+            "rw,nosuid,nodev,noexec,size=1048576,mode=1777"
+        );
+        assert_eq!(host["Mounts"][0]["ReadOnly"], true);
+        assert_eq!(body["User"], "65532:65532");
+        assert_eq!(body["Labels"]["org.apizr.execution"], "oci-v1");
+        let cmd = body["Cmd"].as_array().unwrap();
+        assert_eq!(cmd[cmd.len() - 2], "HOME");
+        assert_eq!(cmd[cmd.len() - 1], "LANG");
+        assert!(cmd[3].as_str().unwrap().ends_with(WORKER_SOURCE));
+    }
+}

@@ -1,0 +1,318 @@
+//! The Docker Engine API over its unix socket: endpoint selection (`DOCKER_HOST`), API version
+//! negotiation, host capability checks, and the typed calls the backend and `image build` use.
+//!
+//! Negotiation: `GET /version` (unversioned, answered by every engine) gives `ApiVersion` and
+//! `MinAPIVersion`; we use `min(engine, MAX_API)` and refuse engines older than 1.41 (Docker
+//! 20.10, Debian 12's `docker.io`). Every later path carries that `/v1.NN` prefix, so request
+//! semantics are pinned instead of following whatever the engine defaults to.
+//!
+//! Capabilities: unlike the reference (which string-matches `name=seccomp,profile=builtin` and
+//! therefore refuses Docker 20.10's `profile=default`), we require the controls themselves:
+//! Linux engine, memory + swap limits, CFS quota/period, pids limit, and seccomp present with
+//! any profile. The report lists what was found.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+use serde_json::Value as Json;
+
+use super::http::{self, Body, HttpError, Response};
+
+/// Oldest supported engine API (Docker 20.10).
+pub const MIN_API: (u32, u32) = (1, 41);
+/// Newest API whose semantics we ask for.
+pub const MAX_API: (u32, u32) = (1, 47);
+/// Per-request bound for management calls (inspect, create, remove).
+pub const CALL_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Why the engine cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum EngineError {
+    #[error("DOCKER_HOST {0:?} is not a unix:// socket (only local engines are supported)")]
+    UnsupportedHost(String),
+    #[error("engine unreachable: {0}")]
+    Unreachable(#[from] HttpError),
+    #[error("engine API {0} is older than 1.41")]
+    TooOld(String),
+    #[error("engine answered {status} to {what}: {message}")]
+    Api {
+        what: String,
+        status: u16,
+        message: String,
+    },
+    #[error("unexpected engine answer to {0}")]
+    Shape(String),
+}
+
+/// Host controls as reported by `GET /info`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct EngineCapabilities {
+    pub server_version: String,
+    pub api_version: String,
+    pub os_type: String,
+    pub architecture: String,
+    pub cgroup_version: String,
+    pub memory_limit: bool,
+    pub swap_limit: bool,
+    pub cpu_cfs_quota: bool,
+    pub cpu_cfs_period: bool,
+    pub pids_limit: bool,
+    /// The seccomp profile name (`default`, `builtin`, a path), when seccomp is enabled.
+    pub seccomp_profile: Option<String>,
+    pub security_options: Vec<String>,
+    /// Controls that are missing; empty means usable.
+    pub missing: Vec<&'static str>,
+}
+
+impl EngineCapabilities {
+    pub fn usable(&self) -> bool {
+        self.missing.is_empty()
+    }
+}
+
+/// A connected (negotiated) engine.
+#[derive(Debug, Clone)]
+pub struct Engine {
+    socket: PathBuf,
+    /// `/v1.NN`
+    prefix: String,
+    pub api_version: String,
+    pub server_version: String,
+}
+
+/// The socket named by `DOCKER_HOST` (`unix://PATH`), default `/var/run/docker.sock`.
+pub fn socket_from_env() -> Result<PathBuf, EngineError> {
+    match std::env::var("DOCKER_HOST") {
+        Ok(host) if !host.is_empty() => match host.strip_prefix("unix://") {
+            Some(path) if !path.is_empty() => Ok(PathBuf::from(path)),
+            _ => Err(EngineError::UnsupportedHost(host)),
+        },
+        _ => Ok(PathBuf::from("/var/run/docker.sock")),
+    }
+}
+
+fn parse_api(v: &str) -> Option<(u32, u32)> {
+    let (major, minor) = v.split_once('.')?;
+    Some((major.parse().ok()?, minor.parse().ok()?))
+}
+
+impl Engine {
+    /// Connect through `DOCKER_HOST` and negotiate the API version.
+    pub fn from_env() -> Result<Engine, EngineError> {
+        Engine::connect(&socket_from_env()?)
+    }
+
+    /// Connect to `socket` and negotiate the API version.
+    pub fn connect(socket: &Path) -> Result<Engine, EngineError> {
+        let deadline = Instant::now() + CALL_TIMEOUT;
+        let resp = http::request(socket, "GET", "/version", Body::None, deadline)?;
+        let doc = json_ok(resp, "GET /version")?;
+        let api = doc
+            .get("ApiVersion")
+            .and_then(Json::as_str)
+            .ok_or_else(|| EngineError::Shape("GET /version".into()))?;
+        let server = parse_api(api).ok_or_else(|| EngineError::Shape("ApiVersion".into()))?;
+        if server < MIN_API {
+            return Err(EngineError::TooOld(api.to_string()));
+        }
+        let (major, minor) = server.min(MAX_API);
+        Ok(Engine {
+            socket: socket.to_path_buf(),
+            prefix: format!("/v{major}.{minor}"),
+            api_version: format!("{major}.{minor}"),
+            server_version: doc
+                .get("Version")
+                .and_then(Json::as_str)
+                .unwrap_or_default()
+                .to_string(),
+        })
+    }
+
+    pub fn socket(&self) -> &Path {
+        &self.socket
+    }
+
+    /// `/v1.NN` + `path`.
+    pub fn path(&self, path: &str) -> String {
+        format!("{}{path}", self.prefix)
+    }
+
+    /// One versioned request.
+    pub fn call(
+        &self,
+        method: &str,
+        path: &str,
+        body: Body<'_>,
+        deadline: Instant,
+    ) -> Result<Response, HttpError> {
+        http::request(&self.socket, method, &self.path(path), body, deadline)
+    }
+
+    /// One versioned request bounded by [`CALL_TIMEOUT`], decoded as JSON on 2xx.
+    pub fn json(&self, method: &str, path: &str, body: Body<'_>) -> Result<Json, EngineError> {
+        let resp = self.call(method, path, body, Instant::now() + CALL_TIMEOUT)?;
+        json_ok(resp, &format!("{method} {path}"))
+    }
+
+    /// `GET /info` checked against the controls the container plan needs.
+    pub fn capabilities(&self) -> Result<EngineCapabilities, EngineError> {
+        let info = self.json("GET", "/info", Body::None)?;
+        let flag = |k: &str| info.get(k).and_then(Json::as_bool).unwrap_or(false);
+        let text = |k: &str| {
+            info.get(k)
+                .and_then(Json::as_str)
+                .unwrap_or_default()
+                .to_string()
+        };
+        let security_options: Vec<String> = info
+            .get("SecurityOptions")
+            .and_then(Json::as_array)
+            .map(|a| {
+                a.iter()
+                    .filter_map(|v| v.as_str().map(str::to_string))
+                    .collect()
+            })
+            .unwrap_or_default();
+        let seccomp_profile = security_options.iter().find_map(|opt| {
+            let mut fields = opt.split(',');
+            (fields.next() == Some("name=seccomp")).then(|| {
+                fields
+                    .find_map(|f| f.strip_prefix("profile="))
+                    .unwrap_or("default")
+                    .to_string()
+            })
+        });
+        let mut caps = EngineCapabilities {
+            server_version: self.server_version.clone(),
+            api_version: self.api_version.clone(),
+            os_type: text("OSType"),
+            architecture: text("Architecture"),
+            cgroup_version: text("CgroupVersion"),
+            memory_limit: flag("MemoryLimit"),
+            swap_limit: flag("SwapLimit"),
+            cpu_cfs_quota: flag("CpuCfsQuota"),
+            cpu_cfs_period: flag("CpuCfsPeriod"),
+            pids_limit: flag("PidsLimit"),
+            seccomp_profile,
+            security_options,
+            missing: Vec::new(),
+        };
+        for (ok, name) in [
+            (caps.os_type == "linux", "linux"),
+            (caps.memory_limit, "memory_limit"),
+            (caps.swap_limit, "swap_limit"),
+            (caps.cpu_cfs_quota, "cpu_cfs_quota"),
+            (caps.cpu_cfs_period, "cpu_cfs_period"),
+            (caps.pids_limit, "pids_limit"),
+            (
+                caps.seccomp_profile
+                    .as_deref()
+                    .is_some_and(|p| p != "unconfined"),
+                "seccomp",
+            ),
+        ] {
+            if !ok {
+                caps.missing.push(name);
+            }
+        }
+        Ok(caps)
+    }
+
+    /// `GET /images/{name}/json`; `Ok(None)` when the engine does not have it (never pulls).
+    pub fn image_inspect(&self, name: &str) -> Result<Option<Json>, EngineError> {
+        let path = format!("/images/{}/json", http::encode_query(name));
+        let resp = self.call("GET", &path, Body::None, Instant::now() + CALL_TIMEOUT)?;
+        if resp.status == 404 {
+            return Ok(None);
+        }
+        json_ok(resp, "GET /images/{id}/json").map(Some)
+    }
+
+    /// `GET /containers/{id}/json`; `Ok(None)` when it does not exist.
+    pub fn container_inspect(
+        &self,
+        id: &str,
+        timeout: Duration,
+    ) -> Result<Option<Json>, EngineError> {
+        let path = format!("/containers/{}/json", http::encode_query(id));
+        let resp = self.call("GET", &path, Body::None, Instant::now() + timeout)?;
+        if resp.status == 404 {
+            return Ok(None);
+        }
+        json_ok(resp, "GET /containers/{id}/json").map(Some)
+    }
+
+    /// `DELETE /containers/{id}?force=1&v=1`; a missing container counts as removed.
+    pub fn remove_container(&self, id: &str) -> Result<(), EngineError> {
+        let path = format!("/containers/{}?force=1&v=1", http::encode_query(id));
+        let resp = self.call("DELETE", &path, Body::None, Instant::now() + CALL_TIMEOUT)?;
+        match resp.status {
+            200..=299 | 404 => Ok(()),
+            status => Err(EngineError::Api {
+                what: "DELETE /containers/{id}".into(),
+                status,
+                message: resp.message(),
+            }),
+        }
+    }
+
+    /// Names of all containers (any state) carrying `label` (`key` or `key=value`).
+    pub fn containers_with_label(&self, label: &str) -> Result<Vec<String>, EngineError> {
+        let filters = serde_json::json!({ "label": [label] }).to_string();
+        let path = format!(
+            "/containers/json?all=1&filters={}",
+            http::encode_query(&filters)
+        );
+        let list = self.json("GET", &path, Body::None)?;
+        Ok(list
+            .as_array()
+            .map(|a| {
+                a.iter()
+                    .filter_map(|c| c.get("Names")?.get(0)?.as_str())
+                    .map(|n| n.trim_start_matches('/').to_string())
+                    .collect()
+            })
+            .unwrap_or_default())
+    }
+
+    /// Whether a container with exactly this name exists.
+    pub fn container_exists(&self, name: &str) -> Result<bool, EngineError> {
+        let filters = serde_json::json!({ "name": [format!("^/{name}$")] }).to_string();
+        let path = format!(
+            "/containers/json?all=1&filters={}",
+            http::encode_query(&filters)
+        );
+        let list = self.json("GET", &path, Body::None)?;
+        Ok(list.as_array().is_some_and(|a| !a.is_empty()))
+    }
+}
+
+/// Decode a 2xx JSON answer, or describe the error answer.
+pub fn json_ok(resp: Response, what: &str) -> Result<Json, EngineError> {
+    if !resp.is_success() {
+        return Err(EngineError::Api {
+            what: what.to_string(),
+            status: resp.status,
+            message: resp.message(),
+        });
+    }
+    if resp.body.is_empty() {
+        return Ok(Json::Null);
+    }
+    serde_json::from_slice(&resp.body).map_err(|_| EngineError::Shape(what.to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn api_versions_parse_and_order() {
+        assert_eq!(parse_api("1.41"), Some((1, 41)));
+        assert_eq!(parse_api("1.9"), Some((1, 9)));
+        assert!(parse_api("1.9") < Some(MIN_API));
+        assert!(parse_api("1.53").map(|v| v.min(MAX_API)) == Some(MAX_API));
+        assert_eq!(parse_api("x"), None);
+    }
+}

@@ -1,0 +1,250 @@
+//! The `oci-container` backend (policy `apizr.execution/v2`, contract 7): one fresh container
+//! per call through the Docker Engine API, running the same v1 worker and framing over the
+//! attached stdin/stdout.
+//!
+//! * [`http`], [`engine`] — a small typed Engine API client over the unix socket
+//!   (`DOCKER_HOST`), API version negotiation down to 1.41, host capability checks.
+//! * [`image`] — [`RuntimeImage`] (full `sha256:` ID + platform) and the image check.
+//! * [`container`], [`bundle`], [`stream`], [`run`] — the container plan, the read-only source
+//!   bundle, the attached exchange, and one call with guaranteed removal.
+//! * [`status`] — the four v2 statuses and the v2 envelope.
+//! * [`build`] — `apizr image build`: worker images from a local base image or a rootfs tar,
+//!   offline.
+//!
+//! The entry point for `apizr execute` and servers is [`OciRuntime::execute`] (or the
+//! one-shot [`execute_v2`]).
+
+pub mod build;
+pub mod bundle;
+pub mod container;
+pub mod engine;
+pub mod http;
+pub mod image;
+mod run;
+pub mod status;
+pub mod stream;
+
+use std::path::PathBuf;
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+use apizr_ir::policy_v2::PolicyV2;
+use serde::Serialize;
+
+pub use self::container::{ContainerGuard, EXECUTION_LABEL};
+pub use self::engine::{Engine, EngineCapabilities, EngineError};
+pub use self::image::{ImageFacts, ImageRefError, Platform, RuntimeImage};
+pub use self::status::{EnvelopeV2, OciStatus, RESULT_SCHEMA_V2};
+use crate::request::CallRequest;
+use crate::seccomp;
+use crate::status::Status;
+
+/// One v2 call: the planned request (its `policy` is ignored: the v2 policy's derived worker
+/// policy is used), the v2 policy, the image, and the original bytes (`.ipynb` for notebooks;
+/// defaults to the executable).
+#[derive(Debug, Clone, Copy)]
+pub struct OciCall<'a> {
+    pub call: &'a CallRequest,
+    pub policy: &'a PolicyV2,
+    pub image: &'a RuntimeImage,
+    pub original: Option<&'a [u8]>,
+}
+
+/// Milliseconds since the call started, at the end of each step.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct OciTimings {
+    pub engine_ms: u64,
+    pub image_ms: u64,
+    pub create_ms: u64,
+    pub start_ms: u64,
+    pub worker_ms: u64,
+    /// Duration of the removal itself.
+    pub remove_ms: u64,
+    pub total_ms: u64,
+}
+
+/// What happened, for `--report`, logs and tests. No argument or environment values.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct OciReport {
+    pub engine: Option<EngineCapabilities>,
+    pub image: Option<ImageFacts>,
+    pub container: Option<String>,
+    pub removed: bool,
+    pub exit: Option<i64>,
+    pub oom_killed: bool,
+    pub limits_hit: Vec<String>,
+    pub protocol_error: Option<String>,
+    /// Why the call ended before or outside the worker.
+    pub detail: Option<String>,
+    pub stderr: String,
+    pub stderr_truncated: bool,
+    pub timings: OciTimings,
+}
+
+/// The envelope plus the report.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OciOutcome {
+    pub envelope: EnvelopeV2,
+    pub report: OciReport,
+}
+
+/// Where the engine is and where bundles go.
+#[derive(Debug, Clone)]
+pub struct OciConfig {
+    /// The engine socket; `None` reads `DOCKER_HOST` (default `/var/run/docker.sock`).
+    pub socket: Option<PathBuf>,
+    /// Parent of the per-call bundles; must be visible to the engine at the same path.
+    pub temp_root: PathBuf,
+}
+
+impl Default for OciConfig {
+    fn default() -> Self {
+        OciConfig {
+            socket: None,
+            temp_root: std::env::temp_dir(),
+        }
+    }
+}
+
+/// The container backend. The engine is connected and probed once per runtime.
+#[derive(Debug, Default)]
+pub struct OciRuntime {
+    config: OciConfig,
+    engine: OnceLock<Result<(Engine, EngineCapabilities), String>>,
+    seccomp: OnceLock<Option<Vec<Vec<u8>>>>,
+}
+
+impl OciRuntime {
+    pub fn new(config: OciConfig) -> Self {
+        OciRuntime {
+            config,
+            engine: OnceLock::new(),
+            seccomp: OnceLock::new(),
+        }
+    }
+
+    /// The negotiated engine and its capabilities, probed on first use.
+    pub fn engine(&self) -> Result<&(Engine, EngineCapabilities), &str> {
+        self.engine
+            .get_or_init(|| {
+                let engine = match &self.config.socket {
+                    Some(socket) => Engine::connect(socket),
+                    None => Engine::from_env(),
+                }
+                .map_err(|e| e.to_string())?;
+                let caps = engine.capabilities().map_err(|e| e.to_string())?;
+                Ok((engine, caps))
+            })
+            .as_ref()
+            .map_err(String::as_str)
+    }
+
+    /// Execute one call in a fresh container. Never panics; every failure is a status.
+    pub fn execute(&self, call: OciCall<'_>) -> OciOutcome {
+        let start = Instant::now();
+        let deadline = start + Duration::from_millis(call.policy.limits.wall_time_ms);
+        let mut report = OciReport::default();
+        let envelope = self.run(call, deadline, start, &mut report);
+        report.timings.total_ms = ms(start);
+        OciOutcome { envelope, report }
+    }
+
+    fn run(
+        &self,
+        call: OciCall<'_>,
+        deadline: Instant,
+        start: Instant,
+        report: &mut OciReport,
+    ) -> EnvelopeV2 {
+        let input_ok = call
+            .call
+            .arguments_object()
+            .canonical_bytes()
+            .is_ok_and(|b| b.len() as u64 <= call.policy.limits.max_input_bytes);
+        if !input_ok {
+            report.limits_hit.push("input".into());
+            return EnvelopeV2::status(OciStatus::V1(Status::InvalidInput));
+        }
+        if let Some(refusal) = call.policy.refusal() {
+            report.detail = Some(refusal.to_string());
+            return EnvelopeV2::status(OciStatus::V1(Status::PolicyRefused));
+        }
+        let (engine, caps) = match self.engine() {
+            Ok(pair) => pair,
+            Err(e) => {
+                report.detail = Some(e.to_string());
+                return EnvelopeV2::status(OciStatus::BackendUnavailable);
+            }
+        };
+        report.engine = Some(caps.clone());
+        report.timings.engine_ms = ms(start);
+        if !caps.usable() {
+            report.detail = Some(format!("engine lacks {}", caps.missing.join(", ")));
+            return EnvelopeV2::status(OciStatus::BackendUnavailable);
+        }
+        let strict = call.policy.subprocess_deny();
+        match image::check_image(engine, call.image, strict) {
+            Ok(Ok(facts)) => report.image = Some(facts),
+            Ok(Err(e)) => {
+                report.detail = Some(e.to_string());
+                return EnvelopeV2::status(OciStatus::RuntimeImageUnavailable);
+            }
+            Err(e) => {
+                report.detail = Some(e.to_string());
+                return EnvelopeV2::status(OciStatus::BackendUnavailable);
+            }
+        }
+        report.timings.image_ms = ms(start);
+        let programs = if strict {
+            let host_arch = match std::env::consts::ARCH {
+                "x86_64" => "amd64",
+                "aarch64" => "arm64",
+                other => other,
+            };
+            if call.image.platform.architecture() != host_arch {
+                report.detail = Some("subprocess deny needs the host architecture".into());
+                return EnvelopeV2::status(OciStatus::V1(Status::PolicyRefused));
+            }
+            match self
+                .seccomp
+                .get_or_init(|| seccomp::subprocess_deny_programs().ok())
+            {
+                Some(p) => Some(p.as_slice()),
+                None => {
+                    report.detail = Some("seccomp filter unavailable".into());
+                    return EnvelopeV2::status(OciStatus::V1(Status::PolicyRefused));
+                }
+            }
+        } else {
+            None
+        };
+        run::run_container(
+            engine,
+            &call,
+            programs,
+            &self.config.temp_root,
+            deadline,
+            report,
+        )
+    }
+}
+
+fn ms(since: Instant) -> u64 {
+    u64::try_from(since.elapsed().as_millis()).unwrap_or(u64::MAX)
+}
+
+/// The hook for `apizr execute`: run `call` under the v2 `policy` in `image` with a fresh
+/// runtime configured from the environment (`DOCKER_HOST`, `TMPDIR`).
+pub fn execute_v2(
+    call: &CallRequest,
+    policy: &PolicyV2,
+    image: &RuntimeImage,
+    original: Option<&[u8]>,
+) -> OciOutcome {
+    OciRuntime::new(OciConfig::default()).execute(OciCall {
+        call,
+        policy,
+        image,
+        original,
+    })
+}
