@@ -92,12 +92,12 @@ pub fn inspect_bytes_parsed(
     budget::prescan(&text)?;
     let parsed = ParsedModule::parse(text, module.clone())?;
     budget::check_structure(&parsed)?;
-    if kind == SourceKind::Notebook {
-        if let Some(position) = notebook::find_get_ipython_call(&parsed) {
-            return Err(InspectError::NotebookMagics {
-                position: Some(position),
-            });
-        }
+    if kind == SourceKind::Notebook
+        && let Some(position) = notebook::find_get_ipython_call(&parsed)
+    {
+        return Err(InspectError::NotebookMagics {
+            position: Some(position),
+        });
     }
     let record = SourceRecord {
         kind,

@@ -1,3 +1,4 @@
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 //! The bad-input matrix: each input gets a precise error and nothing panics or overflows.
 
 use std::path::{Path, PathBuf};

@@ -1,3 +1,4 @@
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 //! Notebook parity: every vector's expected text comes from nbconvert 7.17.2's PythonExporter
 //! and the reference CLI's result (`scripts/gen-notebook-vectors.py`).
 
@@ -52,13 +53,13 @@ fn export_matches_nbconvert_and_the_oracle() {
         }
         // The exported text itself equals nbconvert's wherever nbconvert produced one and we
         // do not refuse IPython syntax or prompts.
-        if let (Some(text), Ok(export)) = (v["text"].as_str(), notebook::export(bytes, false)) {
-            if export.text != text {
-                failures.push(format!(
-                    "{name}: text {:?} != nbconvert {text:?}",
-                    export.text
-                ));
-            }
+        if let (Some(text), Ok(export)) = (v["text"].as_str(), notebook::export(bytes, false))
+            && export.text != text
+        {
+            failures.push(format!(
+                "{name}: text {:?} != nbconvert {text:?}",
+                export.text
+            ));
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));

@@ -185,10 +185,10 @@ mod differential {
         }
 
         fn visit_expr(&mut self, expr: &'a Expr) {
-            if let Expr::Lambda(lambda) = expr {
-                if let Some(parameters) = &lambda.parameters {
-                    self.parameters(parameters, "lambda-");
-                }
+            if let Expr::Lambda(lambda) = expr
+                && let Some(parameters) = &lambda.parameters
+            {
+                self.parameters(parameters, "lambda-");
             }
             walk_expr(self, expr);
         }

@@ -26,14 +26,16 @@ pub const PYTHON: &str = "/usr/local/bin/python";
 pub const CPU_PERIOD: u64 = 100_000;
 
 /// Runs before the worker's first line: keep only the names given as arguments.
-pub const ENTRY_PRELUDE: &str = "import os as _o, sys as _s\n\
-_k = frozenset(_s.argv[1:])\n\
-for _n in list(_o.environ):\n\
-    if _n not in _k:\n\
-        del _o.environ[_n]\n\
-_o.chdir('/bundle')\n\
-_s.argv[1:] = []\n\
-del _o, _s, _k\n";
+pub const ENTRY_PRELUDE: &str = concat!(
+    "import os as _o, sys as _s\n",
+    "_k = frozenset(_s.argv[1:])\n",
+    "for _n in list(_o.environ):\n",
+    "    if _n not in _k:\n",
+    "        del _o.environ[_n]\n",
+    "_o.chdir('/bundle')\n",
+    "_s.argv[1:] = []\n",
+    "del _o, _s, _k\n",
+);
 
 /// The interpreter arguments: isolated, no site, prelude + worker, then the kept names.
 pub fn worker_command(env_names: &[String]) -> Vec<String> {
