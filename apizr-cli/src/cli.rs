@@ -53,6 +53,12 @@ pub enum Command {
     Inspect(InspectArgs),
     /// Run one capability once under an execution policy and print the result envelope
     Execute(crate::execute::ExecuteArgs),
+    /// Generate a REST or MCP server project (a Rust crate) from a Python file or notebook
+    #[command(subcommand)]
+    Generate(crate::generate::GenerateCommand),
+    /// Serve capabilities over REST or MCP straight from a source file (no code generation)
+    #[command(subcommand)]
+    Serve(crate::serve::ServeCommand),
     /// Build OCI worker images (offline) for `execute --runtime-image`
     #[command(subcommand)]
     Image(crate::image::ImageCommand),

@@ -7,10 +7,12 @@
 mod cli;
 mod diagnostics;
 mod execute;
+mod generate;
 mod image;
 mod inspect;
 mod project_report;
 mod report;
+mod serve;
 mod style;
 
 use std::process::ExitCode;
@@ -26,6 +28,8 @@ pub const EXIT_ATTENTION: u8 = 1;
 pub const EXIT_INPUT: u8 = 2;
 
 fn main() -> ExitCode {
+    // Governed calls re-exec this binary as their launcher (`apizr serve --policy`, `execute`).
+    apizr_runtime::launcher::run_if_requested();
     // A panic is a bug in apizr, never the user's fault: one line, no backtrace noise.
     std::panic::set_hook(Box::new(|info| {
         eprintln!("apizr: internal error (please report it): {info}");
@@ -38,6 +42,8 @@ fn main() -> ExitCode {
     let result = match &cli.command {
         Command::Inspect(args) => inspect::run(args),
         Command::Execute(args) => Ok(execute::run(args)),
+        Command::Generate(command) => Ok(generate::run(command)),
+        Command::Serve(command) => serve::run(command),
         Command::Image(command) => image::run(command),
         Command::Completion { shell } => {
             let mut command = Cli::command();

@@ -15,6 +15,8 @@
 //! * [`audit`] — one JSON line per call.
 //! * `oci` (cargo feature `oci`, on by default) — the `oci-container` backend (policy v2)
 //!   through the Docker Engine API, and offline worker image builds.
+//! * `serve`, `pool` (cargo features `serve`/`rest`/`mcp`) — REST and MCP servers over one
+//!   serving core, and the direct-mode warm pool of persistent workers.
 
 pub mod audit;
 pub mod cgroup;
@@ -25,10 +27,14 @@ pub mod json_decode;
 pub mod launcher;
 #[cfg(feature = "oci")]
 pub mod oci;
+#[cfg(feature = "serve")]
+pub mod pool;
 pub mod protocol;
 pub mod request;
 pub mod runtime;
 pub mod seccomp;
+#[cfg(feature = "serve")]
+pub mod serve;
 pub mod spawn;
 pub mod status;
 pub mod supervisor;

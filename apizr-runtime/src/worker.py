@@ -506,4 +506,170 @@ def _main():
         _respond("worker_failed", None, limit)
 
 
-_main()
+# --- Persistent "serve many requests" mode (protocol apizr.worker-serve/v1) -------------------
+# Used by the direct warm pool (`apizr-runtime/src/pool`). Started as `python -I -S -c <this
+# file> --serve`. Unlike the single-shot mode above, stdin stays open: the first frame loads the
+# module once (its state then persists across calls, as in the reference's direct servers) and
+# every later frame is one call answered by one frame. The single-shot path is unchanged.
+
+SERVE_PROTOCOL = "apizr.worker-serve/v1"
+
+
+def _read_exact(n):
+    chunks = []
+    while n:
+        chunk = os.read(0, min(n, 1 << 20))
+        if not chunk:
+            return None
+        chunks.append(chunk)
+        n -= len(chunk)
+    return b"".join(chunks)
+
+
+def _read_serve_frame():
+    header = _read_exact(8)
+    if header is None:
+        _exit(0)
+    size = int.from_bytes(header, "big")
+    if size > MAX_REQUEST:
+        _exit(1)
+    data = _read_exact(size)
+    if data is None or not data.endswith(b"\n"):
+        _exit(1)
+    request = _loads(data.decode("utf-8"))
+    if type(request) is not dict:
+        _exit(1)
+    return request
+
+
+# json.dumps(ensure_ascii=False, separators=(",", ":"), allow_nan=False): insertion order kept,
+# as the reference's direct servers answer.
+_ENCODE_ORDERED = _json.make_encoder(
+    {}, _no_default, _json.encode_basestring, None, ":", ",", False, False, False
+)
+
+
+def _send(status, value, limit):
+    # Serve-mode response payload: b"<status>\n<value JSON>\n".
+    if _getpid() != _MAIN_PID:
+        _exit(0)
+    body = (status + "\n" + "".join(_ENCODE_ORDERED(value, 0)) + "\n").encode("utf-8")
+    if len(body) > limit:
+        body = b"output_limit\nnull\n"
+    frame = memoryview(len(body).to_bytes(8, "big") + body)
+    try:
+        sys.stderr.flush()
+        sys.stdout.flush()
+    except BaseException:
+        pass
+    try:
+        while frame:
+            frame = frame[_write(_OUT, frame):]
+    except BaseException:
+        _exit(1)
+
+
+def _sets_to_lists(value):
+    if isinstance(value, (set, frozenset)):
+        return [_sets_to_lists(v) for v in value]
+    if isinstance(value, (list, tuple)):
+        return [_sets_to_lists(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _sets_to_lists(v) for k, v in value.items()}
+    return value
+
+
+def _serve_call(module, request):
+    limit = int(request["limits"]["max_output_bytes"])
+    try:
+        execution = request["execution"]
+        params = request["parameters"]
+        arguments = request["arguments"]
+        if "body" in arguments:
+            # The caller's own JSON text (already validated by the server): decoding it here
+            # keeps the caller's key order in `dict`/`any` values, as the reference does.
+            body = _loads(arguments["body"].lstrip(" \t\n\r"))
+            count = int(arguments["positional_count"])
+            names = [p["name"] for p in params if p["kind"] == "positional_only"][:count]
+            arguments = {
+                "positional": [body[n] for n in names],
+                "keyword": {k: v for k, v in body.items() if k not in names},
+            }
+        func = module.__dict__.get(request["function"])
+        _verify_binding(func, execution, params)
+        by_name = {p["name"]: p["type"] for p in params}
+        positional_params = [p for p in params if p["kind"] != "keyword_only"]
+        try:
+            args = [
+                _convert(v, p["type"]) for v, p in zip(arguments["positional"], positional_params)
+            ]
+            kwargs = {}
+            for k, v in arguments["keyword"].items():
+                if k not in by_name:
+                    raise _Mismatch()
+                kwargs[k] = _convert(v, by_name[k])
+        except _Mismatch:
+            raise _Fail("invalid_input")
+        try:
+            if execution == "async":
+                import asyncio
+
+                result = asyncio.run(func(*args, **kwargs))
+            else:
+                result = func(*args, **kwargs)
+        except BaseException:
+            _print_exception()
+            raise _Fail("execution_failed")
+        try:
+            if request.get("sets") == "list":
+                result = _sets_to_lists(result)
+            value = _normalise(result)
+            _canon(value)
+        except _Fail:
+            raise
+        except BaseException:
+            raise _Fail("result_invalid")
+        _send("success", value, limit)
+    except _Fail as failure:
+        _send(failure.status, None, limit)
+    except BaseException:
+        _print_exception()
+        _send("worker_failed", None, limit)
+
+
+def _serve():
+    limit = 1 << 20
+    init = _read_serve_frame()
+    try:
+        if init.get("protocol") != SERVE_PROTOCOL:
+            raise _Fail("worker_failed")
+        executable = init["executable"]
+        source = binascii.a2b_base64(executable["base64"].encode("ascii"), strict_mode=True)
+        digest = executable["digest"]
+        if digest.get("algorithm") != "sha256" or _sha256(source).hexdigest() != digest.get(
+            "value"
+        ):
+            raise _Fail("source_mismatch")
+        name = init["module"]
+        parts = name.split(".")
+        prefixes = [".".join(parts[:i]) for i in range(1, len(parts) + 1)]
+        if any(p in sys.modules or p in _REFERENCE_MODULES for p in prefixes):
+            raise _Fail("binding_failed")
+        os.environ["APIZR_SERVED_PROCESS"] = "1"
+        module = _load_module(name, init["path"], source)
+    except _Fail as failure:
+        _send(failure.status, None, limit)
+        _exit(0)
+    except BaseException:
+        _print_exception()
+        _send("worker_failed", None, limit)
+        _exit(0)
+    _send("success", None, limit)
+    while True:
+        _serve_call(module, _read_serve_frame())
+
+
+if sys.argv[1:] == ["--serve"]:
+    _serve()
+else:
+    _main()

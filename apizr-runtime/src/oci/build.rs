@@ -26,6 +26,8 @@ use crate::worker::WORKER_SOURCE;
 
 /// Where the worker lives inside built images.
 pub const IMAGE_WORKER_PATH: &str = "/opt/apizr/worker.py";
+/// The base image a worker image was built from (makes `--tag` builds idempotent).
+pub const BASE_LABEL: &str = "org.apizr.base.id";
 const PYTHON_CANDIDATES: [&str; 3] = [
     "/usr/local/bin/python",
     "/usr/local/bin/python3",
@@ -91,10 +93,25 @@ pub fn build_image(
     let platform = Platform::from_image(text("Os"), text("Architecture"))
         .ok_or_else(|| BuildError::Platform(format!("{}/{}", text("Os"), text("Architecture"))))?;
     progress(&format!("base {base} = {base_id} ({platform})"));
+    if let Some(existing) = tag
+        .map(|t| up_to_date(engine, t, &base_id))
+        .transpose()?
+        .flatten()
+    {
+        progress(&format!(
+            "{} is up to date ({existing})",
+            tag.unwrap_or_default()
+        ));
+        return Ok(RuntimeImage {
+            image: existing,
+            platform,
+            provider: PROVIDER,
+        });
+    }
 
     let helper = format!("apizr-build-{}", random_hex()?);
     let mut guard = ContainerGuard::new(engine.clone(), helper.clone());
-    let config = image_config();
+    let config = image_config(&base_id);
     let mut create = config.clone();
     create["Image"] = json!(base_id);
     let path = format!("/containers/create?name={}", encode_query(&helper));
@@ -150,7 +167,11 @@ pub fn build_image(
         .ok_or_else(|| EngineError::Shape("POST /commit".into()))?
         .to_string();
     progress(&format!("committed {id}; smoke test"));
-    smoke_test(engine, &id)?;
+    if let Err(e) = smoke_test(engine, &id) {
+        let path = format!("/images/{}?force=1", encode_query(&id));
+        let _ = engine.call("DELETE", &path, Body::None, Instant::now() + CALL_TIMEOUT);
+        return Err(e);
+    }
     progress("smoke test passed");
     Ok(RuntimeImage {
         image: id,
@@ -160,23 +181,40 @@ pub fn build_image(
 }
 
 /// The configuration every worker image carries.
-fn image_config() -> Json {
+fn image_config(base_id: &str) -> Json {
     let digest = apizr_ir::Digest::sha256(WORKER_SOURCE.as_bytes()).prefixed();
     let labels: BTreeMap<&str, String> = [
         (WORKER_LABEL.0, WORKER_LABEL.1.to_string()),
         (SUBPROCESS_DENY_LABEL.0, SUBPROCESS_DENY_LABEL.1.to_string()),
         (WORKER_DIGEST_LABEL, digest),
+        (BASE_LABEL, base_id.to_string()),
     ]
     .into_iter()
     .collect();
     json!({
         "User": CONTAINER_USER,
         "Labels": labels,
-        "Entrypoint": [PYTHON, "-I", "-S", IMAGE_WORKER_PATH],
-        "Cmd": null,
+        "Entrypoint": null,
+        "Cmd": [PYTHON, "-I", "-S", IMAGE_WORKER_PATH],
         "WorkingDir": "/",
         "Volumes": null,
     })
+}
+
+/// The ID of `tag` when it was built by us from `base_id` with the current worker.
+fn up_to_date(engine: &Engine, tag: &str, base_id: &str) -> Result<Option<String>, BuildError> {
+    let Some(doc) = engine.image_inspect(tag)? else {
+        return Ok(None);
+    };
+    let labels = &doc["Config"]["Labels"];
+    let digest = apizr_ir::Digest::sha256(WORKER_SOURCE.as_bytes()).prefixed();
+    let current = labels[WORKER_DIGEST_LABEL].as_str() == Some(digest.as_str())
+        && labels[BASE_LABEL].as_str() == Some(base_id)
+        && labels[WORKER_LABEL.0].as_str() == Some(WORKER_LABEL.1)
+        && doc["Config"]["Cmd"] == image_config(base_id)["Cmd"];
+    Ok(current
+        .then(|| doc["Id"].as_str().map(str::to_string))
+        .flatten())
 }
 
 /// `repo:tag` (a colon after the last `/`), or `repo` with tag `latest`.
@@ -225,10 +263,10 @@ fn import_rootfs(engine: &Engine, path: &Path) -> Result<String, BuildError> {
         if let Some(error) = doc.get("error").and_then(Json::as_str) {
             return Err(BuildError::Import(error.to_string()));
         }
-        if let Some(status) = doc.get("status").and_then(Json::as_str) {
-            if status.starts_with("sha256:") {
-                id = Some(status.to_string());
-            }
+        if let Some(status) = doc.get("status").and_then(Json::as_str)
+            && status.starts_with("sha256:")
+        {
+            id = Some(status.to_string());
         }
     }
     id.ok_or_else(|| BuildError::Import("no image ID in the engine's answer".into()))

@@ -21,6 +21,10 @@ use super::engine::{Engine, EngineError};
 use crate::worker::WORKER_SOURCE;
 
 pub const EXECUTION_LABEL: (&str, &str) = ("org.apizr.execution", "oci-v1");
+/// Unix time after which a container of ours is certainly abandoned (its call's deadline plus
+/// a margin); [`sweep_expired`] removes such leftovers of killed callers.
+pub const EXPIRES_LABEL: &str = "org.apizr.expires";
+const EXPIRY_MARGIN_SECS: u64 = 60;
 pub const CONTAINER_USER: &str = "65532:65532";
 pub const PYTHON: &str = "/usr/local/bin/python";
 pub const CPU_PERIOD: u64 = 100_000;
@@ -29,12 +33,13 @@ pub const CPU_PERIOD: u64 = 100_000;
 pub const ENTRY_PRELUDE: &str = concat!(
     "import os as _o, sys as _s\n",
     "_k = frozenset(_s.argv[1:])\n",
+    "_n = None\n",
     "for _n in list(_o.environ):\n",
     "    if _n not in _k:\n",
     "        del _o.environ[_n]\n",
     "_o.chdir('/bundle')\n",
     "_s.argv[1:] = []\n",
-    "del _o, _s, _k\n",
+    "del _o, _s, _k, _n\n",
 );
 
 /// The interpreter arguments: isolated, no site, prelude + worker, then the kept names.
@@ -64,6 +69,9 @@ pub fn allowed_env(policy: &PolicyV2) -> Vec<String> {
 
 /// The `POST /containers/create` body.
 pub fn create_body(image_id: &str, policy: &PolicyV2, bundle: &Path, env: &[String]) -> Json {
+    let expires = unix_now()
+        .saturating_add(policy.limits.wall_time_ms / 1000 + 1)
+        .saturating_add(EXPIRY_MARGIN_SECS);
     let r = &policy.resources;
     let memory = i64::try_from(r.memory_bytes).unwrap_or(i64::MAX);
     let names: Vec<String> = policy.environment.allow.clone();
@@ -81,7 +89,7 @@ pub fn create_body(image_id: &str, policy: &PolicyV2, bundle: &Path, env: &[Stri
         "Cmd": worker_command(&names),
         "WorkingDir": "/bundle",
         "NetworkDisabled": true,
-        "Labels": { EXECUTION_LABEL.0: EXECUTION_LABEL.1 },
+        "Labels": { EXECUTION_LABEL.0: EXECUTION_LABEL.1, EXPIRES_LABEL: expires.to_string() },
         "Healthcheck": { "Test": ["NONE"] },
         "HostConfig": {
             "NetworkMode": "none",
@@ -110,6 +118,38 @@ pub fn create_body(image_id: &str, policy: &PolicyV2, bundle: &Path, env: &[Stri
             "Privileged": false
         }
     })
+}
+
+fn unix_now() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0)
+}
+
+/// Remove containers of ours whose expiry label has passed: leftovers of callers that were
+/// killed (SIGKILL, power loss) before their guard could run. Returns how many were removed.
+pub fn sweep_expired(engine: &Engine) -> Result<usize, EngineError> {
+    let filters = json!({ "label": [format!("{}={}", EXECUTION_LABEL.0, EXECUTION_LABEL.1)] });
+    let path = format!(
+        "/containers/json?all=1&filters={}",
+        super::http::encode_query(&filters.to_string())
+    );
+    let list = engine.json("GET", &path, super::http::Body::None)?;
+    let now = unix_now();
+    let mut removed = 0;
+    for item in list.as_array().map(Vec::as_slice).unwrap_or_default() {
+        let expired = item["Labels"][EXPIRES_LABEL]
+            .as_str()
+            .and_then(|v| v.parse::<u64>().ok())
+            .is_some_and(|t| t < now);
+        if let (true, Some(id)) = (expired, item["Id"].as_str())
+            && engine.remove_container(id).is_ok()
+        {
+            removed += 1;
+        }
+    }
+    Ok(removed)
 }
 
 /// A created container that is removed when the guard is dropped (normal return, early

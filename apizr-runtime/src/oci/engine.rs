@@ -83,10 +83,15 @@ pub struct Engine {
 
 /// The socket named by `DOCKER_HOST` (`unix://PATH`), default `/var/run/docker.sock`.
 pub fn socket_from_env() -> Result<PathBuf, EngineError> {
-    match std::env::var("DOCKER_HOST") {
-        Ok(host) if !host.is_empty() => match host.strip_prefix("unix://") {
+    socket_from_host(std::env::var("DOCKER_HOST").ok().as_deref())
+}
+
+/// The socket for a `DOCKER_HOST` value (unset or empty: the default socket).
+pub fn socket_from_host(host: Option<&str>) -> Result<PathBuf, EngineError> {
+    match host {
+        Some(host) if !host.is_empty() => match host.strip_prefix("unix://") {
             Some(path) if !path.is_empty() => Ok(PathBuf::from(path)),
-            _ => Err(EngineError::UnsupportedHost(host)),
+            _ => Err(EngineError::UnsupportedHost(host.to_string())),
         },
         _ => Ok(PathBuf::from("/var/run/docker.sock")),
     }
@@ -306,6 +311,20 @@ pub fn json_ok(resp: Response, what: &str) -> Result<Json, EngineError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn docker_host_values() {
+        let sock = |h| socket_from_host(h).map_err(|e| e.to_string());
+        assert_eq!(sock(None), Ok(PathBuf::from("/var/run/docker.sock")));
+        assert_eq!(sock(Some("")), Ok(PathBuf::from("/var/run/docker.sock")));
+        assert_eq!(
+            sock(Some("unix:///nonexistent")),
+            Ok(PathBuf::from("/nonexistent"))
+        );
+        assert!(sock(Some("tcp://1.2.3.4:2375")).is_err());
+        assert!(sock(Some("unix://")).is_err());
+        assert!(Engine::connect(Path::new("/nonexistent")).is_err());
+    }
 
     #[test]
     fn api_versions_parse_and_order() {

@@ -5,8 +5,10 @@
 //! * [`http`], [`engine`] — a small typed Engine API client over the unix socket
 //!   (`DOCKER_HOST`), API version negotiation down to 1.41, host capability checks.
 //! * [`image`] — [`RuntimeImage`] (full `sha256:` ID + platform) and the image check.
-//! * [`container`], [`bundle`], [`stream`], [`run`] — the container plan, the read-only source
+//! * [`container`], [`bundle`], [`stream`], `run` — the container plan, the read-only source
 //!   bundle, the attached exchange, and one call with guaranteed removal.
+//! * [`pool`] — pre-started, never-reused containers for servers (fresh container per call).
+//! * [`plan`] — the ContainerPlan (`apizr.runtime/v2`), byte-compatible with the reference.
 //! * [`status`] — the four v2 statuses and the v2 envelope.
 //! * [`build`] — `apizr image build`: worker images from a local base image or a rootfs tar,
 //!   offline.
@@ -20,6 +22,8 @@ pub mod container;
 pub mod engine;
 pub mod http;
 pub mod image;
+pub mod plan;
+pub mod pool;
 mod run;
 pub mod status;
 pub mod stream;
@@ -34,6 +38,8 @@ use serde::Serialize;
 pub use self::container::{ContainerGuard, EXECUTION_LABEL};
 pub use self::engine::{Engine, EngineCapabilities, EngineError};
 pub use self::image::{ImageFacts, ImageRefError, Platform, RuntimeImage};
+pub use self::plan::ContainerPlan;
+pub use self::pool::OciPool;
 pub use self::status::{EnvelopeV2, OciStatus, RESULT_SCHEMA_V2};
 use crate::request::CallRequest;
 use crate::seccomp;
@@ -133,6 +139,8 @@ impl OciRuntime {
                 }
                 .map_err(|e| e.to_string())?;
                 let caps = engine.capabilities().map_err(|e| e.to_string())?;
+                // Once per runtime: reclaim containers abandoned by killed callers.
+                let _ = container::sweep_expired(&engine);
                 Ok((engine, caps))
             })
             .as_ref()
@@ -156,6 +164,29 @@ impl OciRuntime {
         start: Instant,
         report: &mut OciReport,
     ) -> EnvelopeV2 {
+        match self.precheck(&call, start, report) {
+            Ok((engine, programs)) => run::run_container(
+                engine,
+                &call,
+                programs,
+                &self.config.temp_root,
+                deadline,
+                report,
+            ),
+            Err(envelope) => envelope,
+        }
+    }
+
+    /// Everything before a container exists: input size, refusals, engine and host controls,
+    /// the image, the strict profile's seccomp programs.
+    #[allow(clippy::type_complexity)]
+    fn precheck(
+        &self,
+        call: &OciCall<'_>,
+        start: Instant,
+        report: &mut OciReport,
+    ) -> Result<(&Engine, Option<&[Vec<u8>]>), EnvelopeV2> {
+        let fail = |s| Err(EnvelopeV2::status(s));
         let input_ok = call
             .call
             .arguments_object()
@@ -163,69 +194,60 @@ impl OciRuntime {
             .is_ok_and(|b| b.len() as u64 <= call.policy.limits.max_input_bytes);
         if !input_ok {
             report.limits_hit.push("input".into());
-            return EnvelopeV2::status(OciStatus::V1(Status::InvalidInput));
+            return fail(OciStatus::V1(Status::InvalidInput));
         }
         if let Some(refusal) = call.policy.refusal() {
             report.detail = Some(refusal.to_string());
-            return EnvelopeV2::status(OciStatus::V1(Status::PolicyRefused));
+            return fail(OciStatus::V1(Status::PolicyRefused));
         }
         let (engine, caps) = match self.engine() {
             Ok(pair) => pair,
             Err(e) => {
                 report.detail = Some(e.to_string());
-                return EnvelopeV2::status(OciStatus::BackendUnavailable);
+                return fail(OciStatus::BackendUnavailable);
             }
         };
         report.engine = Some(caps.clone());
         report.timings.engine_ms = ms(start);
         if !caps.usable() {
             report.detail = Some(format!("engine lacks {}", caps.missing.join(", ")));
-            return EnvelopeV2::status(OciStatus::BackendUnavailable);
+            return fail(OciStatus::BackendUnavailable);
         }
         let strict = call.policy.subprocess_deny();
         match image::check_image(engine, call.image, strict) {
             Ok(Ok(facts)) => report.image = Some(facts),
             Ok(Err(e)) => {
                 report.detail = Some(e.to_string());
-                return EnvelopeV2::status(OciStatus::RuntimeImageUnavailable);
+                return fail(OciStatus::RuntimeImageUnavailable);
             }
             Err(e) => {
                 report.detail = Some(e.to_string());
-                return EnvelopeV2::status(OciStatus::BackendUnavailable);
+                return fail(OciStatus::BackendUnavailable);
             }
         }
         report.timings.image_ms = ms(start);
-        let programs = if strict {
-            let host_arch = match std::env::consts::ARCH {
-                "x86_64" => "amd64",
-                "aarch64" => "arm64",
-                other => other,
-            };
-            if call.image.platform.architecture() != host_arch {
-                report.detail = Some("subprocess deny needs the host architecture".into());
-                return EnvelopeV2::status(OciStatus::V1(Status::PolicyRefused));
-            }
-            match self
-                .seccomp
-                .get_or_init(|| seccomp::subprocess_deny_programs().ok())
-            {
-                Some(p) => Some(p.as_slice()),
-                None => {
-                    report.detail = Some("seccomp filter unavailable".into());
-                    return EnvelopeV2::status(OciStatus::V1(Status::PolicyRefused));
-                }
-            }
-        } else {
-            None
+        if !strict {
+            return Ok((engine, None));
+        }
+        let host_arch = match std::env::consts::ARCH {
+            "x86_64" => "amd64",
+            "aarch64" => "arm64",
+            other => other,
         };
-        run::run_container(
-            engine,
-            &call,
-            programs,
-            &self.config.temp_root,
-            deadline,
-            report,
-        )
+        if call.image.platform.architecture() != host_arch {
+            report.detail = Some("subprocess deny needs the host architecture".into());
+            return fail(OciStatus::V1(Status::PolicyRefused));
+        }
+        match self
+            .seccomp
+            .get_or_init(|| seccomp::subprocess_deny_programs().ok())
+        {
+            Some(p) => Ok((engine, Some(p.as_slice()))),
+            None => {
+                report.detail = Some("seccomp filter unavailable".into());
+                fail(OciStatus::V1(Status::PolicyRefused))
+            }
+        }
     }
 }
 
@@ -247,4 +269,33 @@ pub fn execute_v2(
         image,
         original,
     })
+}
+
+/// The hook for the CLI's `execute` (v2 branch): the policy document as read from `--policy`
+/// (already validated by the caller), the `--runtime-image` / `--runtime-platform` values, and
+/// the planned call. A document or image that does not parse is `invalid_input` (v2 envelope).
+pub fn execute_for_cli(
+    call: &CallRequest,
+    policy_doc: &serde_json::Value,
+    image: &str,
+    platform: &str,
+    original: Option<&[u8]>,
+) -> OciOutcome {
+    let parsed = PolicyV2::from_json(policy_doc)
+        .map_err(|e| e.to_string())
+        .and_then(|p| {
+            RuntimeImage::parse(image, platform)
+                .map(|i| (p, i))
+                .map_err(|e| e.to_string())
+        });
+    match parsed {
+        Ok((policy, image)) => execute_v2(call, &policy, &image, original),
+        Err(detail) => OciOutcome {
+            envelope: EnvelopeV2::status(OciStatus::V1(Status::InvalidInput)),
+            report: OciReport {
+                detail: Some(detail),
+                ..OciReport::default()
+            },
+        },
+    }
 }

@@ -7,6 +7,7 @@
 //! start, like the reference. The [`ContainerGuard`] is armed before `create` is sent, so a
 //! container is removed on every path, including a panic unwinding through the caller.
 
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use serde_json::Value as Json;
@@ -30,48 +31,150 @@ pub(super) fn run_container(
     engine: &Engine,
     call: &OciCall<'_>,
     programs: Option<&[Vec<u8>]>,
-    temp_root: &std::path::Path,
+    temp_root: &Path,
     deadline: Instant,
     report: &mut OciReport,
 ) -> EnvelopeV2 {
+    let payload = match encode_payload(call, programs) {
+        Ok(p) => p,
+        Err(envelope) => return envelope,
+    };
+    match launch(engine, call, temp_root, deadline, report) {
+        Ok(launched) => finish(engine, launched, payload, call, deadline, report),
+        Err(envelope) => envelope,
+    }
+}
+
+/// The worker request for `call` (its v1 policy is the v2 policy's worker policy).
+pub(super) fn encode_payload(
+    call: &OciCall<'_>,
+    programs: Option<&[Vec<u8>]>,
+) -> Result<Vec<u8>, EnvelopeV2> {
     let mut request = call.call.clone();
     request.policy = call.policy.worker_policy();
-    let payload = match encode_request(&request, programs) {
-        Ok(p) if p.len() <= MAX_REQUEST_BYTES => p,
-        _ => return EnvelopeV2::status(OciStatus::V1(Status::InvalidInput)),
-    };
+    match encode_request(&request, programs) {
+        Ok(p) if p.len() <= MAX_REQUEST_BYTES => Ok(p),
+        _ => Err(EnvelopeV2::status(OciStatus::V1(Status::InvalidInput))),
+    }
+}
+
+/// A started container whose worker waits for its one request. Fields drop in order: the
+/// container is removed before its bundle directory.
+pub(super) struct Launched {
+    pub guard: ContainerGuard,
+    pub attached: stream::Attached,
+    pub bundle: Bundle,
+}
+
+/// Bundle → create → attach → start. Every failure removes what was created.
+pub(super) fn launch(
+    engine: &Engine,
+    call: &OciCall<'_>,
+    temp_root: &Path,
+    deadline: Instant,
+    report: &mut OciReport,
+) -> Result<Launched, EnvelopeV2> {
+    let started = Instant::now();
     let executable = &call.call.executable.bytes;
     let original = call.original.unwrap_or(executable);
-    let bundle = match Bundle::create(
+    let bundle = Bundle::create(
         temp_root,
         original,
         &call.call.executable_path(),
         executable,
-    ) {
-        Ok(b) => b,
-        Err(e) => {
-            report.detail = Some(format!("bundle: {e}"));
-            return EnvelopeV2::status(OciStatus::V1(Status::WorkerFailed));
-        }
-    };
-    let name = match random_hex() {
-        Ok(hex) => format!("apizr-oci-{hex}"),
-        Err(e) => {
+    )
+    .map_err(|e| {
+        report.detail = Some(format!("bundle: {e}"));
+        EnvelopeV2::status(OciStatus::V1(Status::WorkerFailed))
+    })?;
+    let name = random_hex()
+        .map(|hex| format!("apizr-oci-{hex}"))
+        .map_err(|e| {
             report.detail = Some(format!("container name: {e}"));
-            return EnvelopeV2::status(OciStatus::V1(Status::WorkerFailed));
+            EnvelopeV2::status(OciStatus::V1(Status::WorkerFailed))
+        })?;
+    report.container = Some(name.clone());
+    // Armed before `create` is sent: a create that succeeds after our deadline is removed too.
+    let mut guard = ContainerGuard::new(engine.clone(), name.clone());
+    let env = container::allowed_env(call.policy);
+    let body = container::create_body(&call.image.image, call.policy, bundle.path(), &env);
+    let platform = call.image.platform.as_str();
+    if let Err(e) = container::create(engine, &name, platform, &body, deadline) {
+        report.detail = Some(format!("create: {e}"));
+        let envelope = match e {
+            EngineError::Unreachable(HttpError::Deadline) => {
+                report.limits_hit.push("wall_time".into());
+                EnvelopeV2::status(OciStatus::V1(Status::Timeout))
+            }
+            EngineError::Api { status: 404, .. } => {
+                EnvelopeV2::status(OciStatus::RuntimeImageUnavailable)
+            }
+            _ => EnvelopeV2::status(OciStatus::V1(Status::WorkerFailed)),
+        };
+        return Err(removed_or_cleanup_failed(&mut guard, envelope, report));
+    }
+    report.timings.create_ms = millis(started.elapsed());
+    let attached = match stream::attach(engine, &name, deadline) {
+        Ok(a) => a,
+        Err(e) => {
+            let envelope = transport_failure(report, "attach", e);
+            return Err(removed_or_cleanup_failed(&mut guard, envelope, report));
         }
     };
-    report.container = Some(name.clone());
-    let mut guard = ContainerGuard::new(engine.clone(), name.clone());
-    let result = exchange(engine, call, &name, &bundle, payload, deadline, report);
-    let removal_started = Instant::now();
-    let removal = guard.remove();
-    report.timings.remove_ms = millis(removal_started.elapsed());
+    let start_path = format!("/containers/{name}/start");
+    let failure = match engine.call("POST", &start_path, Body::None, deadline) {
+        Ok(resp) if resp.is_success() || resp.status == 304 => None,
+        Ok(resp) => {
+            report.detail = Some(format!("start: {} {}", resp.status, resp.message()));
+            Some(EnvelopeV2::status(OciStatus::V1(Status::WorkerFailed)))
+        }
+        Err(e) => Some(transport_failure(report, "start", e)),
+    };
+    if let Some(envelope) = failure {
+        return Err(removed_or_cleanup_failed(&mut guard, envelope, report));
+    }
+    report.timings.start_ms = millis(started.elapsed());
+    Ok(Launched {
+        guard,
+        attached,
+        bundle,
+    })
+}
+
+/// Exchange the request, classify the outcome, and always remove the container.
+pub(super) fn finish(
+    engine: &Engine,
+    launched: Launched,
+    payload: Vec<u8>,
+    call: &OciCall<'_>,
+    deadline: Instant,
+    report: &mut OciReport,
+) -> EnvelopeV2 {
+    let Launched {
+        mut guard,
+        attached,
+        bundle,
+    } = launched;
+    let name = guard.name().to_string();
+    let result = exchange(engine, attached, &name, payload, call, deadline, report);
+    let envelope = removed_or_cleanup_failed(&mut guard, result, report);
+    drop(guard);
     drop(bundle);
+    envelope
+}
+
+fn removed_or_cleanup_failed(
+    guard: &mut ContainerGuard,
+    envelope: EnvelopeV2,
+    report: &mut OciReport,
+) -> EnvelopeV2 {
+    let started = Instant::now();
+    let removal = guard.remove();
+    report.timings.remove_ms = millis(started.elapsed());
     match removal {
         Ok(()) => {
             report.removed = true;
-            result
+            envelope
         }
         Err(e) => {
             report.detail = Some(format!("cleanup: {e}"));
@@ -86,48 +189,19 @@ fn millis(d: Duration) -> u64 {
 
 fn exchange(
     engine: &Engine,
-    call: &OciCall<'_>,
+    attached: stream::Attached,
     name: &str,
-    bundle: &Bundle,
     payload: Vec<u8>,
+    call: &OciCall<'_>,
     deadline: Instant,
     report: &mut OciReport,
 ) -> EnvelopeV2 {
     let started = Instant::now();
-    let env = container::allowed_env(call.policy);
-    let body = container::create_body(&call.image.image, call.policy, bundle.path(), &env);
-    if let Err(e) = container::create(engine, name, call.image.platform.as_str(), &body, deadline) {
-        report.detail = Some(format!("create: {e}"));
-        return match e {
-            EngineError::Unreachable(HttpError::Deadline) => {
-                EnvelopeV2::status(OciStatus::V1(Status::Timeout))
-            }
-            EngineError::Api { status: 404, .. } => {
-                EnvelopeV2::status(OciStatus::RuntimeImageUnavailable)
-            }
-            _ => EnvelopeV2::status(OciStatus::V1(Status::WorkerFailed)),
-        };
-    }
-    report.timings.create_ms = millis(started.elapsed());
-    let attached = match stream::attach(engine, name, deadline) {
-        Ok(a) => a,
-        Err(e) => return transport_failure(report, "attach", e),
-    };
-    let start_path = format!("/containers/{name}/start");
-    match engine.call("POST", &start_path, Body::None, deadline) {
-        Ok(resp) if resp.is_success() || resp.status == 304 => {}
-        Ok(resp) => {
-            report.detail = Some(format!("start: {} {}", resp.status, resp.message()));
-            return EnvelopeV2::status(OciStatus::V1(Status::WorkerFailed));
-        }
-        Err(e) => return transport_failure(report, "start", e),
-    }
-    report.timings.start_ms = millis(started.elapsed());
     let max_output = call.policy.limits.max_output_bytes;
     let out = attached.exchange(encode_frame(&payload), max_output, deadline);
     report.stderr = String::from_utf8_lossy(&out.stderr).into_owned();
     report.stderr_truncated = out.stderr_truncated;
-    report.timings.worker_ms = millis(started.elapsed());
+    report.timings.worker_ms = report.timings.start_ms + millis(started.elapsed());
     if out.timed_out {
         report.limits_hit.push("wall_time".into());
         return EnvelopeV2::status(OciStatus::V1(Status::Timeout));

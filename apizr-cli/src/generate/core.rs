@@ -1,0 +1,300 @@
+//! The pure core of `generate`: source bytes + options → every file of the project, in memory.
+//!
+//! Why pure: the reference's promise "nothing is written before everything is rendered" is
+//! easiest to keep when rendering cannot touch the file system at all; it also makes the
+//! snapshot tests plain function calls. Order of checks follows the reference (policy →
+//! inspection → selection) so the same input fails with the same message and exit code.
+
+use std::collections::BTreeMap;
+
+use apizr_inspect::InspectOptions;
+use apizr_inspect::interface::{self, PlanError};
+use apizr_ir::interface::InvocationContract;
+use apizr_ir::plan::{BoundSource, RuntimePlan};
+use apizr_ir::policy::PolicyV1;
+use apizr_ir::{Digest, Inspection, SourceKind};
+
+use super::{manifest, mcp, openapi, project, pyjson};
+
+/// Sorted relative paths (always `/`-separated) → file bytes.
+pub type FileTree = BTreeMap<String, Vec<u8>>;
+
+const POLICY_V2_SCHEMA: &str = "apizr.execution/v2";
+
+/// Which server the project is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Transport {
+    Rest,
+    Mcp,
+}
+
+impl Transport {
+    pub fn name(self) -> &'static str {
+        match self {
+            Transport::Rest => "rest",
+            Transport::Mcp => "mcp",
+        }
+    }
+
+    /// The transport's artifact schema (`apizr.rest/v1` / `apizr.mcp/v1`).
+    pub fn schema(self) -> &'static str {
+        match self {
+            Transport::Rest => "apizr.rest/v1",
+            Transport::Mcp => "apizr.mcp/v1",
+        }
+    }
+
+    /// The transport manifest's file name.
+    pub fn manifest_path(self) -> &'static str {
+        match self {
+            Transport::Rest => "apizr-rest.json",
+            Transport::Mcp => "apizr-mcp.json",
+        }
+    }
+}
+
+/// How the generated `Cargo.toml` finds `apizr-runtime`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RuntimeDependency {
+    /// `path = "…"` (a checkout next to the project).
+    Path(String),
+    /// `version = "…"` (the published crate).
+    Version(String),
+}
+
+impl RuntimeDependency {
+    /// The version requirement matching this apizr release.
+    pub fn version() -> Self {
+        RuntimeDependency::Version(format!("={}", env!("CARGO_PKG_VERSION")))
+    }
+}
+
+/// Everything `generate` needs, as values.
+#[derive(Debug, Clone)]
+pub struct Request {
+    pub transport: Transport,
+    pub source: Vec<u8>,
+    pub kind: SourceKind,
+    pub module: String,
+    /// The raw `--select` text.
+    pub selection: Option<String>,
+    /// The raw `--execution-policy` bytes.
+    pub policy: Option<Vec<u8>>,
+    pub runtime_image: Option<String>,
+    pub runtime_platform: Option<String>,
+    pub runtime_dependency: RuntimeDependency,
+}
+
+/// The rendered project and the stdout summary line.
+#[derive(Debug, Clone)]
+pub struct Generated {
+    pub tree: FileTree,
+    pub summary: String,
+}
+
+/// Why nothing was generated. `Display` is the stderr message (the reference's where known).
+#[derive(Debug, thiserror::Error)]
+pub enum GenerateError {
+    /// Unusable input (source, policy, selection, output path): exit 2.
+    #[error("{0}")]
+    Input(String),
+    /// A selected capability is not eligible: exit 1.
+    #[error("{0}")]
+    Refused(String),
+    /// Writing the project failed: exit 2.
+    #[error("{0}")]
+    Io(String),
+}
+
+impl GenerateError {
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            GenerateError::Refused(_) => 1,
+            GenerateError::Input(_) | GenerateError::Io(_) => 2,
+        }
+    }
+}
+
+impl From<PlanError> for GenerateError {
+    fn from(error: PlanError) -> Self {
+        if error.is_refusal() {
+            GenerateError::Refused(error.to_string())
+        } else {
+            GenerateError::Input(error.to_string())
+        }
+    }
+}
+
+fn input(error: impl std::fmt::Display) -> GenerateError {
+    GenerateError::Input(error.to_string())
+}
+
+/// What the rest of the generator needs to know about one inspected, planned source.
+pub struct Planned {
+    pub transport: Transport,
+    pub inspection: Inspection,
+    pub bound: BoundSource,
+    pub contracts: Vec<InvocationContract>,
+    pub executable: Vec<u8>,
+    pub notebook: Option<Vec<u8>>,
+    pub policy: Option<PolicyV1>,
+}
+
+/// Render the whole project.
+pub fn generate(request: &Request) -> Result<Generated, GenerateError> {
+    let policy = parse_policy(request)?;
+    let (outcome, parsed) = apizr_inspect::inspect_bytes_parsed(
+        &request.source,
+        request.kind,
+        &request.module,
+        InspectOptions::default(),
+    )
+    .map_err(input)?;
+    let selection = match &request.selection {
+        Some(text) => Some(interface::parse_selection(text)?),
+        None => None,
+    };
+    let inspection = outcome.inspection;
+    let contracts = interface::plan_interfaces(&parsed, &inspection, selection.as_deref())?;
+    let (executable, notebook) = match request.kind {
+        SourceKind::Python => (request.source.clone(), None),
+        SourceKind::Notebook => (
+            parsed.text.as_bytes().to_vec(),
+            Some(request.source.clone()),
+        ),
+    };
+    let planned = Planned {
+        transport: request.transport,
+        bound: BoundSource::of(&inspection),
+        inspection,
+        contracts,
+        executable,
+        notebook,
+        policy,
+    };
+    if Digest::sha256(&planned.executable) != planned.bound.executable_digest {
+        return Err(input("executable bytes do not match the inspected digest"));
+    }
+    render(&planned, &request.runtime_dependency)
+}
+
+/// The policy file (contract 8.1): v2 needs both image flags, image flags need v2, a v1 policy
+/// must parse strictly and may not require effects (v1 never proves any).
+fn parse_policy(request: &Request) -> Result<Option<PolicyV1>, GenerateError> {
+    let image_flags = request.runtime_image.is_some() || request.runtime_platform.is_some();
+    let Some(bytes) = &request.policy else {
+        if image_flags {
+            return Err(input(
+                "Runtime image/platform require an OCI v2 execution policy",
+            ));
+        }
+        return Ok(None);
+    };
+    let doc: serde_json::Value = serde_json::from_slice(bytes).map_err(input)?;
+    if doc.get("schema_version").and_then(|v| v.as_str()) == Some(POLICY_V2_SCHEMA) {
+        if request.runtime_image.is_none() || request.runtime_platform.is_none() {
+            return Err(input(
+                "OCI policy requires --runtime-image and --runtime-platform",
+            ));
+        }
+        return Err(input(
+            "OCI (apizr.execution/v2) bundles are not supported by this generator yet",
+        ));
+    }
+    if image_flags {
+        return Err(input(
+            "Runtime image/platform require an OCI v2 execution policy",
+        ));
+    }
+    let policy = PolicyV1::from_json(&doc).map_err(input)?;
+    if !policy.effects.require_known.is_empty() {
+        return Err(input("unknown_required_effect"));
+    }
+    Ok(Some(policy))
+}
+
+/// Every file, then the manifests over them, then the summary.
+fn render(planned: &Planned, dependency: &RuntimeDependency) -> Result<Generated, GenerateError> {
+    let canonical = |r: Result<Vec<u8>, apizr_ir::CanonicalError>| r.map_err(input);
+    let mut tree = FileTree::new();
+    let inspection = &planned.inspection;
+    tree.insert(
+        "capability-ir.json".into(),
+        canonical(inspection.capability_ir.canonical_bytes())?,
+    );
+    tree.insert(
+        "readiness.json".into(),
+        canonical(apizr_ir::canonical_bytes(&inspection.readiness))?,
+    );
+    insert_source(&mut tree, planned);
+    let tools = match planned.transport {
+        Transport::Rest => {
+            let doc = openapi::document(&planned.contracts);
+            tree.insert("openapi.json".into(), canonical(doc.canonical_bytes())?);
+            None
+        }
+        Transport::Mcp => {
+            let tools = mcp::tool_names(&planned.contracts).map_err(input)?;
+            let doc = mcp::tools_document(&planned.contracts, &tools);
+            tree.insert("mcp-tools.json".into(), canonical(doc.canonical_bytes())?);
+            Some(tools)
+        }
+    };
+    let endpoints = manifest::endpoints(planned.transport, &planned.contracts, tools.as_deref());
+    if let Some(policy) = &planned.policy {
+        tree.insert(
+            "execution/policy.json".into(),
+            canonical(policy.canonical_bytes())?,
+        );
+        let mut plans = Vec::new();
+        for contract in &planned.contracts {
+            let plan =
+                RuntimePlan::new(inspection, contract.clone(), policy.clone()).map_err(input)?;
+            let path = format!("execution/plans/{}.json", contract.name);
+            let bytes = canonical(plan.canonical_bytes())?;
+            plans.push(PlanEntry {
+                capability_id: contract.capability_id.clone(),
+                path: path.clone(),
+                digest: Digest::sha256(&bytes),
+            });
+            tree.insert(path, bytes);
+        }
+        let bundle = manifest::execution_bundle(planned.transport, policy, &plans, &endpoints, &tree)
+            .map_err(input)?;
+        tree.insert("execution/bundle.json".into(), canonical(bundle.canonical_bytes())?);
+    }
+    let covered = tree.clone();
+    for (path, bytes) in project::render(planned, dependency).map_err(input)? {
+        tree.insert(path, bytes);
+    }
+    let transport_manifest = manifest::transport_manifest(planned, endpoints, &covered);
+    tree.insert(
+        planned.transport.manifest_path().into(),
+        canonical(transport_manifest.canonical_bytes())?,
+    );
+    let summary = pyjson::summary(planned.transport, planned.policy.is_some(), tree.keys());
+    Ok(Generated { tree, summary })
+}
+
+/// `source/<module path>.py` (the executable text), an empty `__init__.py` for each dotted
+/// parent, and the original notebook next to them.
+fn insert_source(tree: &mut FileTree, planned: &Planned) {
+    let module = &planned.inspection.capability_ir.source.module;
+    let parts: Vec<&str> = module.split('.').collect();
+    for depth in 1..parts.len() {
+        let package = parts.iter().take(depth).copied().collect::<Vec<_>>().join("/");
+        tree.insert(format!("source/{package}/__init__.py"), Vec::new());
+    }
+    tree.insert(planned.bound.executable_path.clone(), planned.executable.clone());
+    if let Some(notebook) = &planned.notebook {
+        tree.insert("notebook.ipynb".into(), notebook.clone());
+    }
+}
+
+/// One governed plan: capability id, artifact path and plan digest.
+pub struct PlanEntry {
+    pub capability_id: String,
+    pub path: String,
+    pub digest: Digest,
+}
+

@@ -1,0 +1,129 @@
+//! The transport manifests (`apizr-rest.json` / `apizr-mcp.json`) and the governed execution
+//! bundle (`execution/bundle.json`), in the reference's shapes (contract 8.2-8.4).
+//!
+//! What the digests cover differs on purpose: the reference hashes every file it writes, but
+//! its files are all runtime files. Ours also include the project scaffolding (`Cargo.toml`,
+//! `src/`, `Dockerfile`, `.dockerignore`, `k8s/`, `README.md`) that users are expected to edit
+//! and that the server never reads, so `artifacts` covers only the contract, source and
+//! execution files: the ones a server verifies before it answers.
+
+use std::collections::BTreeMap;
+
+use apizr_ir::interface::InvocationContract;
+use apizr_ir::plan::LOCAL_BACKEND_VERSION;
+use apizr_ir::policy::PolicyV1;
+use apizr_ir::{Digest, Value};
+
+use super::core::{FileTree, PlanEntry, Planned, Transport};
+use super::mcp;
+use super::openapi::{obj, route, text};
+
+pub const BUNDLE_SCHEMA_V1: &str = "apizr.execution-bundle/v1";
+
+fn value<T: serde::Serialize>(item: &T) -> Value {
+    apizr_ir::to_value(item).unwrap_or(Value::Null)
+}
+
+fn with(mut base: Value, extra: Vec<(&str, Value)>) -> Value {
+    if let Value::Object(map) = &mut base {
+        for (k, v) in extra {
+            map.insert(k.to_string(), v);
+        }
+    }
+    base
+}
+
+/// The manifest's `capabilities` (REST) or `tools` (MCP) array, in contract order.
+pub fn endpoints(
+    transport: Transport,
+    contracts: &[InvocationContract],
+    tools: Option<&[String]>,
+) -> Vec<Value> {
+    contracts
+        .iter()
+        .enumerate()
+        .map(|(i, contract)| match transport {
+            Transport::Rest => with(
+                value(contract),
+                vec![("method", text("POST")), ("route", text(&route(contract)))],
+            ),
+            Transport::Mcp => {
+                let name = tools
+                    .and_then(|t| t.get(i))
+                    .cloned()
+                    .unwrap_or_else(|| mcp::tool_name(contract));
+                with(
+                    value(contract),
+                    vec![
+                        ("input_schema", contract.request_schema()),
+                        ("tool_name", Value::Str(name)),
+                    ],
+                )
+            }
+        })
+        .collect()
+}
+
+/// `{path: digest}` of the given files.
+pub fn artifacts<'a>(files: impl Iterator<Item = (&'a String, &'a Vec<u8>)>) -> Value {
+    Value::Object(
+        files
+            .map(|(path, bytes)| (path.clone(), value(&Digest::sha256(bytes))))
+            .collect(),
+    )
+}
+
+/// The transport manifest over the `covered` files.
+pub fn transport_manifest(planned: &Planned, endpoints: Vec<Value>, covered: &FileTree) -> Value {
+    let transport = planned.transport;
+    let key = match transport {
+        Transport::Rest => "capabilities",
+        Transport::Mcp => "tools",
+    };
+    let mut extra = vec![
+        ("artifacts", artifacts(covered.iter())),
+        (key, Value::Array(endpoints)),
+        ("schema_version", text(transport.schema())),
+    ];
+    if transport == Transport::Mcp {
+        extra.push((
+            "protocol",
+            obj(vec![
+                ("sdk", text(mcp::PROTOCOL_SDK)),
+                ("target", text(mcp::PROTOCOL_TARGET)),
+            ]),
+        ));
+    }
+    with(value(&planned.bound), extra)
+}
+
+/// `execution/bundle.json` over every file rendered so far (the transport manifest and the
+/// bundle itself are not rendered yet, so they are excluded as in the reference).
+pub fn execution_bundle(
+    transport: Transport,
+    policy: &PolicyV1,
+    plans: &[PlanEntry],
+    endpoints: &[Value],
+    tree: &FileTree,
+) -> Result<Value, apizr_ir::CanonicalError> {
+    let contract_digest = Digest::sha256(&Value::Array(endpoints.to_vec()).canonical_bytes()?);
+    let capabilities: BTreeMap<String, Value> = plans
+        .iter()
+        .map(|p| {
+            (
+                p.capability_id.clone(),
+                obj(vec![("digest", value(&p.digest)), ("path", text(&p.path))]),
+            )
+        })
+        .collect();
+    Ok(obj(vec![
+        ("artifacts", artifacts(tree.iter())),
+        ("backend_version", text(LOCAL_BACKEND_VERSION)),
+        ("capabilities", Value::Object(capabilities)),
+        ("contract_digest", value(&contract_digest)),
+        ("policy_artifact", text("execution/policy.json")),
+        ("policy_digest", value(&policy.digest()?)),
+        ("schema_version", text(BUNDLE_SCHEMA_V1)),
+        ("transport", text(transport.name())),
+    ]))
+}

@@ -1,0 +1,176 @@
+//! `apizr generate rest|mcp SOURCE --output-dir DIR`: a deployable Rust server project for the
+//! selected capabilities of one Python file or notebook (contract 8).
+//!
+//! Split so that everything but the final write is a pure function over bytes:
+//! * [`core`] — inspection, selection and policy → a [`FileTree`] (sorted paths → bytes);
+//! * [`openapi`], [`mcp`], [`manifest`] — the contract documents (byte parity with 0.4.6);
+//! * [`project`] — the Rust crate around them, rendered from `templates/generate/` (askama);
+//! * [`output`] — output-directory safety and the one place that writes (temp dir + rename).
+//!
+//! The CLI layer here reads the inputs, maps errors to the reference's exit codes (2 for
+//! unusable input, 1 for an eligibility refusal) and prints the reference's stdout summary.
+
+pub mod core;
+pub mod manifest;
+pub mod mcp;
+pub mod openapi;
+pub mod output;
+pub mod project;
+mod pyjson;
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use clap::{Args, Subcommand};
+
+pub use self::core::{GenerateError, Request, RuntimeDependency, Transport};
+use crate::execute::Platform;
+
+/// The policy file is read up to this many bytes (contract 6.1).
+const MAX_POLICY_BYTES: u64 = 1_048_576;
+
+#[derive(Debug, Subcommand)]
+pub enum GenerateCommand {
+    /// Generate a REST server project (axum; openapi.json identical to apizr 0.4.6)
+    Rest(GenerateArgs),
+    /// Generate an MCP server project (stdio and Streamable HTTP; mcp-tools.json as 0.4.6)
+    Mcp(GenerateArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct GenerateArgs {
+    /// The `.py` file or `.ipynb` notebook (never imported or executed)
+    pub source: PathBuf,
+    /// Where to write the project: absent or an empty directory
+    #[arg(long, value_name = "DIR")]
+    pub output_dir: PathBuf,
+    /// Logical dotted module name (default: the file stem)
+    #[arg(long, value_name = "NAME")]
+    pub module_name: Option<String>,
+    /// Comma-separated capability names or IDs (default: all)
+    #[arg(long, value_name = "NAMES")]
+    pub select: Option<String>,
+    /// Governed execution: an `apizr.execution/v1` policy file (`{}` is the default policy)
+    #[arg(long, value_name = "FILE")]
+    pub execution_policy: Option<PathBuf>,
+    /// OCI image ID (`apizr.execution/v2` policies only)
+    #[arg(long, value_name = "sha256:…")]
+    pub runtime_image: Option<String>,
+    /// OCI platform (`apizr.execution/v2` policies only)
+    #[arg(long, value_enum)]
+    pub runtime_platform: Option<Platform>,
+}
+
+/// Run `generate rest|mcp`; messages go to stderr as `apizr generate <kind>: <message>`.
+pub fn run(command: &GenerateCommand) -> ExitCode {
+    let (transport, args) = match command {
+        GenerateCommand::Rest(args) => (Transport::Rest, args),
+        GenerateCommand::Mcp(args) => (Transport::Mcp, args),
+    };
+    match generate(transport, args) {
+        Ok(summary) => {
+            println!("{summary}");
+            ExitCode::SUCCESS
+        }
+        Err(error) => {
+            eprintln!("apizr generate {}: {error}", transport.name());
+            ExitCode::from(error.exit_code())
+        }
+    }
+}
+
+fn generate(transport: Transport, args: &GenerateArgs) -> Result<String, GenerateError> {
+    // Path checks first: nothing is read or rendered for an output path we would refuse.
+    output::check_path(&args.output_dir)?;
+    let policy = match &args.execution_policy {
+        Some(path) => Some(read_limited(path, MAX_POLICY_BYTES)?),
+        None => None,
+    };
+    let (source, kind) = apizr_inspect::source::read_source(&args.source)
+        .map_err(|e| GenerateError::Input(e.to_string()))?;
+    let module = match &args.module_name {
+        Some(name) => name.clone(),
+        None => apizr_inspect::source::default_module_name(&args.source)
+            .map_err(|e| GenerateError::Input(e.to_string()))?,
+    };
+    let request = Request {
+        transport,
+        source,
+        kind,
+        module,
+        selection: args.select.clone(),
+        policy,
+        runtime_image: args.runtime_image.clone(),
+        runtime_platform: args.runtime_platform.map(|p| format!("{p:?}")),
+        runtime_dependency: runtime_dependency(&args.output_dir),
+    };
+    let generated = core::generate(&request)?;
+    output::write_tree(&args.output_dir, &generated.tree)?;
+    Ok(generated.summary)
+}
+
+/// A path dependency on this checkout's `apizr-runtime` when it still exists next to the
+/// binary's sources (relative to the output directory, so the pair can move together);
+/// otherwise a version requirement on the published crate.
+fn runtime_dependency(output_dir: &Path) -> RuntimeDependency {
+    let runtime = Path::new(env!("CARGO_MANIFEST_DIR")).join("../apizr-runtime");
+    let Ok(runtime) = runtime.canonicalize() else {
+        return RuntimeDependency::version();
+    };
+    if !runtime.join("Cargo.toml").is_file() {
+        return RuntimeDependency::version();
+    }
+    match output::absolute_target(output_dir) {
+        Some(target) => RuntimeDependency::Path(relative_path(&target, &runtime)),
+        None => RuntimeDependency::Path(runtime.to_string_lossy().into_owned()),
+    }
+}
+
+/// `to` relative to the directory `from` (both absolute, normalized).
+fn relative_path(from: &Path, to: &Path) -> String {
+    let from: Vec<_> = from.components().collect();
+    let to: Vec<_> = to.components().collect();
+    let common = from.iter().zip(&to).take_while(|(a, b)| a == b).count();
+    let mut parts: Vec<String> = vec!["..".to_string(); from.len().saturating_sub(common)];
+    parts.extend(
+        to.iter()
+            .skip(common)
+            .map(|c| c.as_os_str().to_string_lossy().into_owned()),
+    );
+    if parts.is_empty() {
+        ".".to_string()
+    } else {
+        parts.join("/")
+    }
+}
+
+fn read_limited(path: &Path, limit: u64) -> Result<Vec<u8>, GenerateError> {
+    let file =
+        std::fs::File::open(path).map_err(|e| GenerateError::Input(format!("{e}: {path:?}")))?;
+    let mut bytes = Vec::new();
+    file.take(limit.saturating_add(1))
+        .read_to_end(&mut bytes)
+        .map_err(|e| GenerateError::Input(format!("{e}: {path:?}")))?;
+    if bytes.len() as u64 > limit {
+        return Err(GenerateError::Input(format!(
+            "Execution policy exceeds {limit} bytes"
+        )));
+    }
+    Ok(bytes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn relative_paths() {
+        assert_eq!(
+            relative_path(Path::new("/w/main/target/gen/x"), Path::new("/w/main/apizr-runtime")),
+            "../../../apizr-runtime"
+        );
+        assert_eq!(relative_path(Path::new("/a/b"), Path::new("/a/b")), ".");
+        assert_eq!(relative_path(Path::new("/tmp/out"), Path::new("/w/r")), "../../w/r");
+    }
+}

@@ -1,0 +1,272 @@
+//! The Rust crate around the contract files: `Cargo.toml`, `src/main.rs`, `Dockerfile`,
+//! `.dockerignore`, `k8s/*.yaml` and `README.md`, rendered from `templates/generate/`.
+//!
+//! Templates are askama (compiled in, type-checked) with the text escaper configured in
+//! `apizr-cli/askama.toml`: generated code is never HTML-escaped. All values that need
+//! quoting for their target language (TOML strings, shell single quotes) are quoted here in
+//! the view model, so templates stay plain text.
+
+use apizr_ir::Value;
+use apizr_ir::readiness::{TypeKind, TypeSpec};
+use askama::Template;
+
+use super::core::{Planned, RuntimeDependency, Transport};
+use super::{mcp, openapi};
+
+const PORT: u16 = 8000;
+const APIZR_VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// One capability as the README shows it.
+pub struct CapabilityView {
+    pub id: String,
+    pub route: String,
+    pub tool: String,
+    /// Example arguments (canonical JSON, single-quote safe for the shell).
+    pub example: String,
+}
+
+/// The values every project template sees.
+pub struct ProjectView {
+    pub package: String,
+    pub module: String,
+    pub transport: &'static str,
+    pub transport_title: &'static str,
+    pub transport_variant: &'static str,
+    pub manifest: &'static str,
+    pub mode: &'static str,
+    pub governed: bool,
+    pub apizr_version: &'static str,
+    pub runtime_dependency: String,
+    pub capability_count: usize,
+    pub capabilities: Vec<CapabilityView>,
+    pub bundle_files: Vec<String>,
+    pub port: u16,
+}
+
+macro_rules! project_template {
+    ($name:ident, $path:literal) => {
+        #[derive(Template)]
+        #[template(path = $path)]
+        struct $name<'a> {
+            view: &'a ProjectView,
+        }
+        impl std::ops::Deref for $name<'_> {
+            type Target = ProjectView;
+            fn deref(&self) -> &ProjectView {
+                self.view
+            }
+        }
+    };
+}
+
+project_template!(CargoToml, "generate/cargo.toml.j2");
+project_template!(MainRs, "generate/main.rs.j2");
+project_template!(Dockerfile, "generate/dockerfile.j2");
+project_template!(DockerIgnore, "generate/dockerignore.j2");
+project_template!(Readme, "generate/readme.md.j2");
+project_template!(Deployment, "generate/k8s/deployment.yaml.j2");
+project_template!(Service, "generate/k8s/service.yaml.j2");
+project_template!(Hpa, "generate/k8s/hpa.yaml.j2");
+project_template!(NetworkPolicy, "generate/k8s/networkpolicy.yaml.j2");
+
+/// Render the scaffolding files (path → bytes).
+pub fn render(
+    planned: &Planned,
+    dependency: &RuntimeDependency,
+) -> Result<Vec<(String, Vec<u8>)>, askama::Error> {
+    let view = view(planned, dependency);
+    let view = &view;
+    let files: Vec<(&str, String)> = vec![
+        ("Cargo.toml", CargoToml { view }.render()?),
+        ("src/main.rs", MainRs { view }.render()?),
+        ("Dockerfile", Dockerfile { view }.render()?),
+        (".dockerignore", DockerIgnore { view }.render()?),
+        ("README.md", Readme { view }.render()?),
+        ("k8s/deployment.yaml", Deployment { view }.render()?),
+        ("k8s/service.yaml", Service { view }.render()?),
+        ("k8s/hpa.yaml", Hpa { view }.render()?),
+        ("k8s/networkpolicy.yaml", NetworkPolicy { view }.render()?),
+    ];
+    Ok(files
+        .into_iter()
+        .map(|(path, mut text)| {
+            if !text.ends_with('\n') {
+                text.push('\n');
+            }
+            (path.to_string(), text.into_bytes())
+        })
+        .collect())
+}
+
+fn view(planned: &Planned, dependency: &RuntimeDependency) -> ProjectView {
+    let transport = planned.transport;
+    let module = planned.inspection.capability_ir.source.module.clone();
+    let package = package_name(transport, &module);
+    let feature = transport.name();
+    let runtime_dependency = match dependency {
+        RuntimeDependency::Path(path) => format!(
+            "apizr-runtime = {{ path = {}, features = [\"{feature}\"] }}",
+            toml_string(path)
+        ),
+        RuntimeDependency::Version(version) => format!(
+            "apizr-runtime = {{ version = {}, features = [\"{feature}\"] }}",
+            toml_string(version)
+        ),
+    };
+    let mut bundle_files: Vec<String> = vec![transport.manifest_path().to_string()];
+    bundle_files.push("capability-ir.json".into());
+    bundle_files.push("readiness.json".into());
+    bundle_files.push(match transport {
+        Transport::Rest => "openapi.json".into(),
+        Transport::Mcp => "mcp-tools.json".into(),
+    });
+    bundle_files.push("source".into());
+    if planned.policy.is_some() {
+        bundle_files.push("execution".into());
+    }
+    if planned.notebook.is_some() {
+        bundle_files.push("notebook.ipynb".into());
+    }
+    bundle_files.sort();
+    let capabilities = planned
+        .contracts
+        .iter()
+        .map(|c| CapabilityView {
+            id: c.capability_id.clone(),
+            route: openapi::route(c),
+            tool: mcp::tool_name(c),
+            example: example_arguments(c),
+        })
+        .collect();
+    ProjectView {
+        package,
+        module,
+        transport: transport.name(),
+        transport_title: match transport {
+            Transport::Rest => "REST",
+            Transport::Mcp => "MCP",
+        },
+        transport_variant: match transport {
+            Transport::Rest => "Rest",
+            Transport::Mcp => "Mcp",
+        },
+        manifest: transport.manifest_path(),
+        mode: if planned.policy.is_some() {
+            "governed"
+        } else {
+            "direct"
+        },
+        governed: planned.policy.is_some(),
+        apizr_version: APIZR_VERSION,
+        runtime_dependency,
+        capability_count: planned.contracts.len(),
+        capabilities,
+        bundle_files,
+        port: PORT,
+    }
+}
+
+/// `apizr-<transport>-<module>`, reduced to what Cargo accepts (`[a-z0-9-]`).
+pub fn package_name(transport: Transport, module: &str) -> String {
+    let mut name = format!("apizr-{}-", transport.name());
+    for c in module.chars() {
+        let c = c.to_ascii_lowercase();
+        if c.is_ascii_alphanumeric() {
+            name.push(c);
+        } else if !name.ends_with('-') {
+            name.push('-');
+        }
+    }
+    while name.ends_with('-') {
+        name.pop();
+    }
+    name
+}
+
+/// A TOML basic string.
+fn toml_string(s: &str) -> String {
+    let mut out = String::from("\"");
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            c if c.is_control() => out.push_str(&format!("\\u{:04X}", u32::from(c))),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// Required parameters with a sample value of their type; shell single quotes escaped.
+fn example_arguments(contract: &apizr_ir::interface::InvocationContract) -> String {
+    let args = Value::Object(
+        contract
+            .parameters
+            .iter()
+            .filter(|p| p.required)
+            .map(|p| (p.name.clone(), sample(&p.type_spec, 0)))
+            .collect(),
+    );
+    args.canonical_string()
+        .unwrap_or_else(|_| "{}".into())
+        .replace('\'', "'\\''")
+}
+
+fn sample(spec: &TypeSpec, depth: usize) -> Value {
+    if depth > 8 {
+        return Value::Null;
+    }
+    match spec.kind {
+        TypeKind::Any | TypeKind::Int => Value::Int(1),
+        TypeKind::Float => Value::Float(1.5),
+        TypeKind::Str => Value::Str("text".into()),
+        TypeKind::Bool => Value::Bool(true),
+        TypeKind::Null => Value::Null,
+        TypeKind::Literal => spec.values.first().cloned().unwrap_or(Value::Null),
+        TypeKind::Union => spec
+            .items
+            .first()
+            .map_or(Value::Null, |item| sample(item, depth + 1)),
+        TypeKind::Object => Value::Object(
+            spec.fields
+                .as_deref()
+                .unwrap_or(&[])
+                .iter()
+                .filter(|f| f.required)
+                .map(|f| (f.name.clone(), sample(&f.type_spec, depth + 1)))
+                .collect(),
+        ),
+        TypeKind::Dict => Value::Object(Default::default()),
+        TypeKind::Tuple if !spec.variadic => Value::Array(
+            spec.items
+                .iter()
+                .map(|item| sample(item, depth + 1))
+                .collect(),
+        ),
+        TypeKind::List | TypeKind::Tuple | TypeKind::Set => Value::Array(
+            spec.items
+                .first()
+                .map(|item| sample(item, depth + 1))
+                .into_iter()
+                .collect(),
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn package_names() {
+        assert_eq!(package_name(Transport::Rest, "pricing"), "apizr-rest-pricing");
+        assert_eq!(package_name(Transport::Mcp, "a.b_c"), "apizr-mcp-a-b-c");
+        assert_eq!(package_name(Transport::Rest, "ünïcode"), "apizr-rest-n-code");
+    }
+
+    #[test]
+    fn toml_quoting() {
+        assert_eq!(toml_string(r#"a"b\c"#), r#""a\"b\\c""#);
+    }
+}

@@ -1,0 +1,190 @@
+//! `apizr serve rest|mcp [SOURCE] [--policy FILE] [--select NAMES] [--host] [--port] …`: the
+//! generated server, straight from this binary — no code generation, no cargo build.
+//!
+//! The source is inspected exactly as `generate` does (same selection and eligibility
+//! refusals), then served by `apizr_runtime::serve` in direct mode (warm pool) or, with a v1
+//! `--policy`, governed (a fresh sandboxed worker per call). Without SOURCE the bundled
+//! example (`examples/pricing.py`) is served, which makes `apizr serve rest` a one-command demo.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::{Context, anyhow, bail};
+use apizr_inspect::{InspectOptions, interface};
+use apizr_ir::SourceKind;
+use apizr_ir::plan::BoundSource;
+use apizr_ir::policy::PolicyV1;
+use apizr_runtime::Executable;
+use apizr_runtime::serve::options::{SpecOverrides, serve_blocking};
+use apizr_runtime::serve::{ExecutionMode, ServeOptions, ServeSource, ServeSpec, Transport};
+use clap::{Args, Subcommand};
+
+/// The bundled example served when SOURCE is omitted.
+const EXAMPLE: &[u8] = include_bytes!("../../examples/pricing.py");
+const EXAMPLE_MODULE: &str = "pricing";
+const MAX_POLICY_BYTES: u64 = 1_048_576;
+
+const SERVE_EXAMPLES: &str = "\
+Examples:
+  apizr serve rest                                  serve the bundled example on 127.0.0.1:8000
+  apizr serve rest examples/pricing.py --port 9000
+  curl -s localhost:9000/capabilities/total -d '{\"prices\": [1, 2.5]}'
+  apizr serve rest tools.py --policy policy.json    governed: one sandboxed worker per call
+  apizr serve rest tools.py --host 0.0.0.0 --token \"$TOKEN\"
+  apizr serve mcp tools.py --http --port 8001       MCP Streamable HTTP at /mcp";
+
+#[derive(Debug, Subcommand)]
+pub enum ServeCommand {
+    /// Serve capabilities over REST (POST /capabilities/<name>, /docs, /openapi.json, /metrics)
+    #[command(after_help = SERVE_EXAMPLES)]
+    Rest(ServeArgs),
+    /// Serve capabilities as MCP tools (stdio by default, or Streamable HTTP at /mcp)
+    #[command(after_help = SERVE_EXAMPLES)]
+    Mcp(ServeArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// The `.py` file or `.ipynb` notebook to serve (default: the bundled example)
+    pub source: Option<PathBuf>,
+    /// Logical dotted module name (default: the file stem)
+    #[arg(long, value_name = "NAME")]
+    pub module_name: Option<String>,
+    /// Comma-separated function names or capability IDs (default: all; all must be READY)
+    #[arg(long, value_name = "NAMES")]
+    pub select: Option<String>,
+    /// Execution policy (`apizr.execution/v1`): governed mode, one fresh worker per call
+    #[arg(long, value_name = "FILE")]
+    pub policy: Option<PathBuf>,
+    /// Address to listen on (a non-loopback address needs --token or --insecure)
+    #[arg(long, default_value = "127.0.0.1")]
+    pub host: String,
+    #[arg(long, default_value_t = 8000)]
+    pub port: u16,
+    /// Bearer token required on every route but /health and /readyz (or APIZR_TOKEN)
+    #[arg(long)]
+    pub token: Option<String>,
+    /// Allow a non-loopback address without a token
+    #[arg(long)]
+    pub insecure: bool,
+    /// Direct mode: persistent workers (default: cores, at least 2)
+    #[arg(long, value_name = "N")]
+    pub workers: Option<usize>,
+    /// Direct mode: per-call deadline; the worker is killed and replaced past it
+    #[arg(long, value_name = "MS")]
+    pub timeout_ms: Option<u64>,
+    /// Calls running at once per capability
+    #[arg(long, value_name = "N")]
+    pub concurrency: Option<usize>,
+    /// Calls waiting per capability before 429
+    #[arg(long, value_name = "N")]
+    pub queue: Option<usize>,
+    /// MCP: serve over stdio (the default)
+    #[arg(long, conflicts_with = "http")]
+    pub stdio: bool,
+    /// MCP: serve Streamable HTTP at /mcp
+    #[arg(long)]
+    pub http: bool,
+}
+
+pub fn run(command: &ServeCommand) -> anyhow::Result<ExitCode> {
+    let (transport, args) = match command {
+        ServeCommand::Rest(a) => (Transport::Rest, a),
+        ServeCommand::Mcp(a) => (Transport::Mcp, a),
+    };
+    let mut spec = build_spec(args)?;
+    SpecOverrides {
+        workers: args.workers,
+        timeout_ms: args.timeout_ms,
+        concurrency: args.concurrency,
+        queue: args.queue,
+    }
+    .apply(&mut spec);
+    let options = ServeOptions {
+        host: args.host.clone(),
+        port: args.port,
+        token: args
+            .token
+            .clone()
+            .or_else(|| std::env::var("APIZR_TOKEN").ok())
+            .filter(|t| !t.is_empty()),
+        insecure: args.insecure,
+        mcp_http: args.http,
+    };
+    serve_blocking(transport, spec, options).map_err(|e| anyhow!(e))?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Inspect the source and plan its contracts (the pure part of `run`).
+pub fn build_spec(args: &ServeArgs) -> anyhow::Result<ServeSpec> {
+    let (bytes, kind, module) = match &args.source {
+        Some(path) => {
+            let (bytes, kind) = apizr_inspect::source::read_source(path)
+                .with_context(|| format!("cannot read {}", path.display()))?;
+            let module = match &args.module_name {
+                Some(m) => m.clone(),
+                None => apizr_inspect::source::default_module_name(path)?,
+            };
+            (bytes, kind, module)
+        }
+        None => (
+            EXAMPLE.to_vec(),
+            SourceKind::Python,
+            args.module_name
+                .clone()
+                .unwrap_or_else(|| EXAMPLE_MODULE.into()),
+        ),
+    };
+    let (outcome, parsed) =
+        apizr_inspect::inspect_bytes_parsed(&bytes, kind, &module, InspectOptions::default())?;
+    let inspection = outcome.inspection;
+    let selection = args
+        .select
+        .as_deref()
+        .map(interface::parse_selection)
+        .transpose()?;
+    let contracts = interface::plan_interfaces(&parsed, &inspection, selection.as_deref())?;
+    let bound = BoundSource::of(&inspection);
+    let executable = Executable::new(match kind {
+        SourceKind::Python => bytes,
+        SourceKind::Notebook => parsed.text.as_bytes().to_vec(),
+    });
+    if executable.digest != bound.executable_digest {
+        bail!("the executable bytes do not match the inspected digest");
+    }
+    let mode = match &args.policy {
+        Some(path) => ExecutionMode::Governed(read_policy(path)?),
+        None => ExecutionMode::Direct {
+            workers: apizr_runtime::serve::bundle::default_workers(),
+            timeout: None,
+        },
+    };
+    Ok(ServeSpec::from_contracts(
+        contracts,
+        ServeSource {
+            executable,
+            module,
+            executable_path: bound.executable_path,
+            ir_digest: Some(bound.ir_digest),
+            readiness_digest: Some(bound.readiness_digest),
+        },
+        mode,
+    ))
+}
+
+fn read_policy(path: &std::path::Path) -> anyhow::Result<PolicyV1> {
+    let meta = std::fs::metadata(path).with_context(|| format!("{}", path.display()))?;
+    if meta.len() > MAX_POLICY_BYTES {
+        bail!("{} is larger than {MAX_POLICY_BYTES} bytes", path.display());
+    }
+    let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(path)?)
+        .with_context(|| format!("{} is not JSON", path.display()))?;
+    if doc.get("schema_version").and_then(|v| v.as_str()) == Some("apizr.execution/v2") {
+        bail!("apizr serve supports apizr.execution/v1 policies only (v2: use generate)");
+    }
+    let policy = PolicyV1::from_json(&doc).map_err(|e| anyhow!("{}: {e}", path.display()))?;
+    if let Some(effect) = policy.effects.require_known.first() {
+        bail!("policy requires a known {effect} effect, but v1 never infers effects");
+    }
+    Ok(policy)
+}

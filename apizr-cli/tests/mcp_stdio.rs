@@ -1,0 +1,174 @@
+//! `apizr serve mcp SOURCE` over stdio, driven by the official Python `mcp` client
+//! (`tests/mcp_client/drive.py`), compared with the reference server's recorded transcript;
+//! plus raw stdio lines: a malformed line gets no reply and the session continues, unknown
+//! methods get JSON-RPC -32601.
+//!
+//! The client Python comes from `MCP_CLIENT_PYTHON` or `target/mcp-client-venv/bin/python`
+//! (created by `.ci/run`); without it the client test is skipped locally and fails under CI.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use serde_json::{Value, json};
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+fn client_dir() -> PathBuf {
+    root().join("tests/mcp_client")
+}
+
+fn apizr() -> &'static str {
+    env!("CARGO_BIN_EXE_apizr")
+}
+
+fn demo() -> PathBuf {
+    client_dir().join("fixtures/mcp_tools_demo.py")
+}
+
+fn client_python() -> Option<PathBuf> {
+    let candidate = std::env::var_os("MCP_CLIENT_PYTHON")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root().join("target/mcp-client-venv/bin/python"));
+    if candidate.exists() {
+        return Some(candidate);
+    }
+    assert!(
+        std::env::var("CI").is_err(),
+        "the official MCP client is required under CI ({})",
+        candidate.display()
+    );
+    eprintln!("skipping: no Python with `mcp` at {}", candidate.display());
+    None
+}
+
+fn without_result_type(mut v: Value) -> Value {
+    if let Some(map) = v.as_object_mut() {
+        map.remove("resultType");
+    }
+    v
+}
+
+#[test]
+fn official_client_over_stdio_matches_the_reference() {
+    let Some(python) = client_python() else {
+        return;
+    };
+    let out = Command::new(python)
+        .arg(client_dir().join("drive.py"))
+        .arg("--calls")
+        .arg(client_dir().join("fixtures/mcp_tools_demo.calls.json"))
+        .args(["--stdio", "--", apizr(), "serve", "mcp"])
+        .arg(demo())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let ours: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let reference: Value = serde_json::from_slice(
+        &std::fs::read(client_dir().join("fixtures/reference/mcp_tools_demo/transcript.json"))
+            .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(ours["protocol_version"], "2025-11-25");
+    assert_eq!(ours["server_info"], reference["server_info"]);
+    assert_eq!(ours["capabilities"], reference["capabilities"]);
+    let tools = ours["tools"].as_array().unwrap();
+    let expected = reference["tools"].as_array().unwrap();
+    assert_eq!(tools.len(), expected.len());
+    for (a, b) in tools.iter().zip(expected) {
+        let mut a = a.clone();
+        a.as_object_mut().unwrap().remove("outputSchema");
+        assert_eq!(&a, b);
+    }
+    let calls = ours["calls"].as_array().unwrap();
+    let expected = reference["calls"].as_array().unwrap();
+    assert_eq!(calls.len(), expected.len());
+    for (a, b) in calls.iter().zip(expected) {
+        assert_eq!(
+            without_result_type(a["result"].clone()),
+            without_result_type(b["result"].clone()),
+            "{}",
+            a["name"]
+        );
+    }
+}
+
+#[test]
+fn raw_stdio_lines() {
+    let mut child = Command::new(apizr())
+        .args(["serve", "mcp"])
+        .arg(demo())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut send = |line: &[u8]| {
+        stdin.write_all(line).unwrap();
+        stdin.write_all(b"\n").unwrap();
+        stdin.flush().unwrap();
+    };
+    let init = json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{
+        "protocolVersion":"2025-11-25","capabilities":{},
+        "clientInfo":{"name":"raw","version":"0"}}});
+    send(init.to_string().as_bytes());
+    send(br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+    // No reply to any of these; the session continues.
+    send(b"{not json");
+    send(format!("{}{}", "[".repeat(70), "]".repeat(70)).as_bytes());
+    send(b"{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"ping\",\"x\":\"\xff\"}");
+    send(br#"{"hello":1}"#);
+    send(br#"{"jsonrpc":"2.0","id":2,"method":"prompts/list"}"#);
+    send(br#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"add","arguments":{"a":2,"b":3}}}"#);
+    // Python decoding semantics: NaN is invalid input, big integers stay exact.
+    send(br#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"add","arguments":{"a":NaN}}}"#);
+    send(br#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"add","arguments":{"a":123456789012345678901234567890}}}"#);
+    drop(send);
+    drop(stdin);
+    let mut replies = Vec::new();
+    let mut line = String::new();
+    while stdout.read_line(&mut line).unwrap() > 0 {
+        replies.push(serde_json::from_str::<Value>(&line).unwrap());
+        line.clear();
+    }
+    let _ = child.wait();
+    let ids: Vec<_> = replies.iter().map(|r| r["id"].clone()).collect();
+    assert_eq!(
+        ids,
+        vec![json!(1), json!(2), json!(3), json!(4), json!(5)],
+        "{replies:?}"
+    );
+    assert_eq!(replies[0]["result"]["protocolVersion"], "2025-11-25");
+    assert_eq!(replies[0]["result"]["serverInfo"]["name"], "Apizr MCP");
+    assert_eq!(
+        replies[0]["result"]["capabilities"],
+        json!({"tools": {"listChanged": false}})
+    );
+    assert_eq!(replies[1]["error"]["code"], -32601);
+    assert_eq!(
+        replies[2]["result"]["structuredContent"],
+        json!({"result": 5})
+    );
+    assert_eq!(
+        replies[2]["result"]["content"][0]["text"],
+        r#"{"result":5}"#
+    );
+    assert_eq!(replies[3]["result"]["isError"], true);
+    assert_eq!(
+        replies[3]["result"]["content"][0]["text"],
+        "Invalid tool arguments"
+    );
+    assert_eq!(
+        replies[4]["result"]["content"][0]["text"],
+        r#"{"result":123456789012345678901234567892}"#
+    );
+}

@@ -1,0 +1,405 @@
+//! The direct warm pool: persistent Python workers that import the module once and then answer
+//! many calls (`worker.py --serve`, protocol `apizr.worker-serve/v1`).
+//!
+//! Why: direct mode promises the reference's semantics (module-level state persists, no
+//! per-call interpreter start) at many times its throughput. Each worker runs one call at a
+//! time; the pool hands out idle workers under a semaphore sized to the worker count. A worker
+//! that times out, breaks the protocol or is abandoned (the caller's future dropped, e.g. a
+//! client disconnect) is killed with its whole process group and replaced lazily.
+
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use apizr_ir::Value;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::process::{Child, ChildStdin, ChildStdout, Command};
+use tokio::sync::{Mutex, Semaphore};
+
+use crate::protocol::{MAX_REQUEST_BYTES, base64, encode_frame};
+use crate::request::Executable;
+use crate::status::Status;
+use crate::worker::WORKER_SOURCE;
+
+pub const SERVE_PROTOCOL: &str = "apizr.worker-serve/v1";
+
+/// Largest response frame a pool worker may send (the REST body limit).
+const MAX_RESPONSE_BYTES: u64 = 64 * 1024 * 1024;
+
+#[derive(Debug, thiserror::Error)]
+pub enum PoolError {
+    #[error("cannot start the Python worker: {0}")]
+    Spawn(#[from] std::io::Error),
+    #[error("the worker did not load the module: {0}")]
+    Load(&'static str),
+    #[error("worker protocol error: {0}")]
+    Protocol(String),
+    #[error("cannot encode the worker request: {0}")]
+    Encode(String),
+}
+
+/// What the workers load.
+#[derive(Debug, Clone)]
+pub struct PoolConfig {
+    pub python: PathBuf,
+    pub workers: usize,
+    /// Per-call deadline; past it the worker is killed and the call answers `timeout`.
+    pub timeout: Option<Duration>,
+    pub executable: Executable,
+    pub module: String,
+    /// `source/<module path>.py`, the file name in tracebacks.
+    pub path: String,
+}
+
+struct Worker {
+    child: Child,
+    stdin: ChildStdin,
+    stdout: ChildStdout,
+}
+
+impl Drop for Worker {
+    fn drop(&mut self) {
+        // A worker is dropped only when it is not returned to the pool: kill its group.
+        if let Some(pid) = self.child.id().and_then(|p| i32::try_from(p).ok()) {
+            let _ = nix::sys::signal::killpg(
+                nix::unistd::Pid::from_raw(pid),
+                nix::sys::signal::Signal::SIGKILL,
+            );
+        }
+    }
+}
+
+/// A pool of persistent workers.
+pub struct Pool {
+    config: PoolConfig,
+    init_frame: Vec<u8>,
+    idle: Mutex<Vec<Worker>>,
+    permits: Semaphore,
+    kills: AtomicU64,
+    spawned: AtomicU64,
+}
+
+impl std::fmt::Debug for Pool {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Pool")
+            .field("workers", &self.config.workers)
+            .field("module", &self.config.module)
+            .finish()
+    }
+}
+
+impl Pool {
+    /// Start every worker and wait until each has imported the module.
+    pub async fn start(config: PoolConfig) -> Result<Arc<Pool>, PoolError> {
+        let init = Value::Object(
+            [
+                ("protocol".to_string(), Value::Str(SERVE_PROTOCOL.into())),
+                ("module".to_string(), Value::Str(config.module.clone())),
+                ("path".to_string(), Value::Str(config.path.clone())),
+                (
+                    "executable".to_string(),
+                    Value::Object(
+                        [
+                            (
+                                "base64".to_string(),
+                                Value::Str(base64(&config.executable.bytes)),
+                            ),
+                            (
+                                "digest".to_string(),
+                                apizr_ir::to_value(&config.executable.digest)
+                                    .map_err(|e| PoolError::Encode(e.to_string()))?,
+                            ),
+                        ]
+                        .into_iter()
+                        .collect(),
+                    ),
+                ),
+            ]
+            .into_iter()
+            .collect(),
+        );
+        let payload = init
+            .canonical_bytes()
+            .map_err(|e| PoolError::Encode(e.to_string()))?;
+        let workers = config.workers.max(1);
+        let pool = Arc::new(Pool {
+            config,
+            init_frame: encode_frame(&payload),
+            idle: Mutex::new(Vec::with_capacity(workers)),
+            permits: Semaphore::new(workers),
+            kills: AtomicU64::new(0),
+            spawned: AtomicU64::new(0),
+        });
+        let mut started = Vec::with_capacity(workers);
+        for _ in 0..workers {
+            started.push(pool.spawn_worker());
+        }
+        let mut ready = Vec::with_capacity(workers);
+        for w in started {
+            ready.push(w.await?);
+        }
+        pool.idle.lock().await.extend(ready);
+        Ok(pool)
+    }
+
+    /// Workers killed so far (timeouts, protocol errors, abandoned calls).
+    pub fn kills(&self) -> u64 {
+        self.kills.load(Ordering::Relaxed)
+    }
+
+    /// Workers started so far (initial ones included).
+    pub fn spawned(&self) -> u64 {
+        self.spawned.load(Ordering::Relaxed)
+    }
+
+    pub fn size(&self) -> usize {
+        self.config.workers.max(1)
+    }
+
+    async fn spawn_worker(&self) -> Result<Worker, PoolError> {
+        let mut command = Command::new(&self.config.python);
+        command
+            .args(["-I", "-S", "-c", WORKER_SOURCE, "--serve"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .process_group(0)
+            .kill_on_drop(true);
+        let mut child = command.spawn()?;
+        self.spawned.fetch_add(1, Ordering::Relaxed);
+        let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
+            return Err(PoolError::Protocol("worker pipes missing".into()));
+        };
+        let mut worker = Worker {
+            child,
+            stdin,
+            stdout,
+        };
+        let answer = exchange(&mut worker, &self.init_frame).await?;
+        if answer.status != Status::Success {
+            return Err(PoolError::Load(answer.status.wire_name()));
+        }
+        Ok(worker)
+    }
+
+    /// Run one call. `request` is the call frame payload (see [`call_frame`]).
+    /// Dropping the returned future mid-call kills the worker it was using.
+    pub async fn call(&self, request: &[u8]) -> PoolAnswer {
+        let Ok(_permit) = self.permits.acquire().await else {
+            return PoolAnswer::status(Status::WorkerFailed);
+        };
+        let pooled = self.idle.lock().await.pop();
+        let worker = match pooled {
+            Some(w) => w,
+            None => match self.spawn_worker().await {
+                Ok(w) => w,
+                Err(e) => {
+                    eprintln!("apizr serve: {e}");
+                    return PoolAnswer::status(Status::WorkerFailed);
+                }
+            },
+        };
+        // From here until the worker is handed back, dropping this future (client gone) drops
+        // the lease, which counts the kill; dropping the worker kills its process group.
+        let mut lease = Lease {
+            worker: Some(worker),
+            kills: &self.kills,
+        };
+        let frame = encode_frame(request);
+        let Some(worker) = lease.worker.as_mut() else {
+            return PoolAnswer::status(Status::WorkerFailed);
+        };
+        let exchanged = match self.config.timeout {
+            Some(limit) => tokio::time::timeout(limit, exchange(worker, &frame))
+                .await
+                .unwrap_or(Err(PoolError::Protocol("timeout".into()))),
+            None => exchange(worker, &frame).await,
+        };
+        match exchanged {
+            Ok(answer) => {
+                if let Some(w) = lease.worker.take() {
+                    self.idle.lock().await.push(w);
+                }
+                answer
+            }
+            Err(PoolError::Protocol(reason)) if reason == "timeout" => {
+                PoolAnswer::status(Status::Timeout)
+            }
+            Err(e) => {
+                eprintln!("apizr serve: {e}");
+                PoolAnswer::status(Status::WorkerFailed)
+            }
+        }
+    }
+}
+
+/// A worker out of the pool for one call; dropped with its worker still inside = killed.
+struct Lease<'a> {
+    worker: Option<Worker>,
+    kills: &'a AtomicU64,
+}
+
+impl Drop for Lease<'_> {
+    fn drop(&mut self) {
+        if self.worker.take().is_some() {
+            self.kills.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+}
+
+/// What a pool worker answered: the status, and for success the value both decoded and as
+/// the worker's own JSON bytes (dict insertion order kept, Python float formatting).
+#[derive(Debug, Clone, PartialEq)]
+pub struct PoolAnswer {
+    pub status: Status,
+    pub value: Value,
+    pub raw: Vec<u8>,
+}
+
+impl PoolAnswer {
+    fn status(status: Status) -> Self {
+        PoolAnswer {
+            status,
+            value: Value::Null,
+            raw: b"null".to_vec(),
+        }
+    }
+}
+
+/// Send one frame and read one response frame (`<status>\n<value JSON>\n`).
+async fn exchange(worker: &mut Worker, frame: &[u8]) -> Result<PoolAnswer, PoolError> {
+    let io = |e: std::io::Error| PoolError::Protocol(e.to_string());
+    worker.stdin.write_all(frame).await.map_err(io)?;
+    worker.stdin.flush().await.map_err(io)?;
+    let mut header = [0u8; 8];
+    worker.stdout.read_exact(&mut header).await.map_err(io)?;
+    let size = u64::from_be_bytes(header);
+    if size > MAX_RESPONSE_BYTES || size == 0 {
+        return Err(PoolError::Protocol(format!("response of {size} bytes")));
+    }
+    let len = usize::try_from(size).map_err(|e| PoolError::Protocol(e.to_string()))?;
+    let mut body = vec![0u8; len];
+    worker.stdout.read_exact(&mut body).await.map_err(io)?;
+    let bad = || PoolError::Protocol("malformed response".into());
+    let text = body.strip_suffix(b"\n").ok_or_else(bad)?;
+    let split = text.iter().position(|b| *b == b'\n').ok_or_else(bad)?;
+    let (status, raw) = (text.get(..split).ok_or_else(bad)?, text.get(split + 1..).ok_or_else(bad)?);
+    let status = std::str::from_utf8(status)
+        .ok()
+        .and_then(Status::from_wire)
+        .ok_or_else(bad)?;
+    let value = apizr_ir::admission::parse_permissive(raw)
+        .map_err(|e| PoolError::Protocol(e.to_string()))?;
+    Ok(PoolAnswer {
+        status,
+        value,
+        raw: raw.to_vec(),
+    })
+}
+
+/// How a set result is normalised: direct REST turns sets into arrays, MCP rejects them (5.7).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SetResults {
+    ToList,
+    Reject,
+}
+
+/// The call frame payload for one validated call.
+/// With `body` (the caller's validated JSON text) the worker decodes the arguments itself,
+/// keeping the caller's key order; otherwise the validated values are sent.
+pub fn call_frame(
+    contract: &apizr_ir::interface::InvocationContract,
+    call: &crate::validate::ValidatedCall,
+    body: Option<&str>,
+    sets: SetResults,
+) -> Result<Vec<u8>, PoolError> {
+    let enc = |e: apizr_ir::CanonicalError| PoolError::Encode(e.to_string());
+    let parameters = contract
+        .parameters
+        .iter()
+        .map(|p| {
+            Ok(Value::Object(
+                [
+                    (
+                        "kind".to_string(),
+                        apizr_ir::to_value(&p.kind).map_err(enc)?,
+                    ),
+                    ("name".to_string(), Value::Str(p.name.clone())),
+                    ("required".to_string(), Value::Bool(p.required)),
+                    (
+                        "type".to_string(),
+                        apizr_ir::to_value(&p.type_spec).map_err(enc)?,
+                    ),
+                ]
+                .into_iter()
+                .collect(),
+            ))
+        })
+        .collect::<Result<Vec<_>, PoolError>>()?;
+    let execution = apizr_ir::to_value(&contract.execution).map_err(enc)?;
+    let arguments = match body {
+        Some(text) => Value::Object(
+            [
+                ("body".to_string(), Value::Str(text.to_string())),
+                (
+                    "positional_count".to_string(),
+                    Value::Int(i64::try_from(call.positional.len()).unwrap_or(i64::MAX)),
+                ),
+            ]
+            .into_iter()
+            .collect(),
+        ),
+        None => Value::Object(
+            [
+                (
+                    "keyword".to_string(),
+                    Value::Object(call.keyword.clone()),
+                ),
+                (
+                    "positional".to_string(),
+                    Value::Array(call.positional.clone()),
+                ),
+            ]
+            .into_iter()
+            .collect(),
+        ),
+    };
+    let doc = Value::Object(
+        [
+            ("arguments".to_string(), arguments),
+            ("execution".to_string(), execution),
+            ("function".to_string(), Value::Str(contract.name.clone())),
+            (
+                "limits".to_string(),
+                Value::Object(
+                    [(
+                        "max_output_bytes".to_string(),
+                        Value::Int(MAX_RESPONSE_BYTES as i64),
+                    )]
+                    .into_iter()
+                    .collect(),
+                ),
+            ),
+            ("parameters".to_string(), Value::Array(parameters)),
+            (
+                "sets".to_string(),
+                Value::Str(
+                    match sets {
+                        SetResults::ToList => "list",
+                        SetResults::Reject => "reject",
+                    }
+                    .into(),
+                ),
+            ),
+        ]
+        .into_iter()
+        .collect(),
+    );
+    let bytes = doc.canonical_bytes().map_err(enc)?;
+    if bytes.len() > MAX_REQUEST_BYTES {
+        return Err(PoolError::Encode("request frame too large".into()));
+    }
+    Ok(bytes)
+}

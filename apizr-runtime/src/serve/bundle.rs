@@ -1,0 +1,191 @@
+//! Loading a generated project (`--bundle DIR`): the transport manifest (`apizr-rest.json` or
+//! `apizr-mcp.json`), the contracts it lists, the executable source and, when present, the
+//! governed policy `execution/policy.json`.
+//!
+//! Why so strict: a bundle is the unit that was reviewed and hashed. Every artifact listed in
+//! the manifest is re-hashed before anything is served, the executable must match its bound
+//! digest, and each contract is decoded then re-encoded canonically and compared with the
+//! manifest's own bytes, so the server serves exactly what was generated or refuses to start.
+
+use std::path::{Component, Path};
+
+use apizr_ir::admission::parse_permissive;
+use apizr_ir::policy::PolicyV1;
+use apizr_ir::{Digest, Value};
+
+use super::core::{
+    ExecutionMode, Gates, ServeError, ServeSource, ServeSpec, ServedCapability, default_python,
+};
+use super::decode;
+use crate::request::Executable;
+
+/// Largest manifest or contract file read (the reference's policy cap is 1 MiB; manifests of
+/// large modules are bigger).
+const MAX_FILE: u64 = 64 * 1024 * 1024;
+
+fn read(dir: &Path, rel: &str) -> Result<Vec<u8>, ServeError> {
+    let rel_path = Path::new(rel);
+    if rel_path
+        .components()
+        .any(|c| !matches!(c, Component::Normal(_)))
+    {
+        return Err(ServeError::Bundle(format!("unsafe artifact path {rel:?}")));
+    }
+    let path = dir.join(rel_path);
+    let meta = std::fs::symlink_metadata(&path).map_err(|source| ServeError::Io {
+        path: path.clone(),
+        source,
+    })?;
+    if !meta.is_file() || meta.len() > MAX_FILE {
+        return Err(ServeError::Bundle(format!("{rel}: not a regular file")));
+    }
+    std::fs::read(&path).map_err(|source| ServeError::Io { path, source })
+}
+
+fn digest_of(v: &Value) -> Option<String> {
+    match (v.get("algorithm"), v.get("value")) {
+        (Some(Value::Str(a)), Some(Value::Str(h))) if a == "sha256" => Some(h.clone()),
+        _ => None,
+    }
+}
+
+fn str_field<'a>(v: &'a Value, key: &str) -> Result<&'a str, ServeError> {
+    match v.get(key) {
+        Some(Value::Str(s)) => Ok(s),
+        _ => Err(ServeError::Bundle(format!("manifest field {key} missing"))),
+    }
+}
+
+/// Load and verify a bundle directory.
+pub fn load(dir: &Path) -> Result<ServeSpec, ServeError> {
+    let manifest_name = ["apizr-rest.json", "apizr-mcp.json"]
+        .into_iter()
+        .find(|n| dir.join(n).is_file())
+        .ok_or_else(|| {
+            ServeError::Bundle(format!(
+                "{}: no apizr-rest.json or apizr-mcp.json",
+                dir.display()
+            ))
+        })?;
+    let raw = read(dir, manifest_name)?;
+    let manifest =
+        parse_permissive(&raw).map_err(|e| ServeError::Bundle(format!("{manifest_name}: {e}")))?;
+
+    // 1. Every listed artifact hashes to its recorded digest.
+    let Some(Value::Object(artifacts)) = manifest.get("artifacts") else {
+        return Err(ServeError::Bundle("manifest has no artifacts".into()));
+    };
+    for (rel, digest) in artifacts {
+        let want = digest_of(digest)
+            .ok_or_else(|| ServeError::Bundle(format!("{rel}: malformed digest")))?;
+        if Digest::sha256(&read(dir, rel)?).value != want {
+            return Err(ServeError::Digest(rel.clone()));
+        }
+    }
+    let listed = |rel: &str| artifacts.contains_key(rel);
+
+    // 2. The executable matches its bound digest.
+    let executable_path = str_field(&manifest, "executable_path")?.to_string();
+    let bound = manifest
+        .get("executable_digest")
+        .and_then(digest_of)
+        .ok_or_else(|| ServeError::Bundle("executable_digest missing".into()))?;
+    let bytes = read(dir, &executable_path)?;
+    let executable = Executable::new(bytes);
+    if executable.digest.value != bound {
+        return Err(ServeError::Digest(executable_path));
+    }
+    let module = manifest
+        .get("source")
+        .map(|s| str_field(s, "module"))
+        .transpose()?
+        .ok_or_else(|| ServeError::Bundle("source.module missing".into()))?
+        .to_string();
+    let as_digest = |key: &str| {
+        manifest.get(key).and_then(digest_of).map(|value| Digest {
+            algorithm: "sha256",
+            value,
+        })
+    };
+    let ir_digest = as_digest("ir_digest");
+    let readiness_digest = as_digest("readiness_digest");
+
+    // 3. Contracts: decoded strictly and checked against their own canonical bytes.
+    let key = if manifest_name == "apizr-rest.json" {
+        "capabilities"
+    } else {
+        "tools"
+    };
+    let Some(Value::Array(entries)) = manifest.get(key) else {
+        return Err(ServeError::Bundle(format!("manifest has no {key}")));
+    };
+    let mut capabilities = Vec::with_capacity(entries.len());
+    for entry in entries {
+        let contract = decode::contract(entry)?;
+        let Value::Object(map) = entry else {
+            return Err(ServeError::Bundle("contract is not an object".into()));
+        };
+        let mut core = map.clone();
+        for extra in ["route", "method", "tool_name", "input_schema"] {
+            core.remove(extra);
+        }
+        let want = Value::Object(core)
+            .canonical_bytes()
+            .map_err(|e| ServeError::Bundle(e.to_string()))?;
+        let got = contract
+            .canonical_bytes()
+            .map_err(|e| ServeError::Bundle(e.to_string()))?;
+        if want != got {
+            return Err(ServeError::Bundle(format!(
+                "contract {} does not round-trip",
+                contract.capability_id
+            )));
+        }
+        capabilities.push(ServedCapability::new(contract));
+    }
+
+    // 4. Mode: governed when the bundle carries a policy (which must itself be an artifact).
+    let mode = if dir.join("execution/policy.json").exists() {
+        if !listed("execution/policy.json") {
+            return Err(ServeError::Bundle(
+                "execution/policy.json is not a listed artifact".into(),
+            ));
+        }
+        let raw = read(dir, "execution/policy.json")?;
+        let doc: serde_json::Value =
+            serde_json::from_slice(&raw).map_err(|e| ServeError::Policy(e.to_string()))?;
+        ExecutionMode::Governed(
+            PolicyV1::from_json(&doc).map_err(|e| ServeError::Policy(e.to_string()))?,
+        )
+    } else {
+        ExecutionMode::Direct {
+            workers: default_workers(),
+            timeout: None,
+        }
+    };
+    let optional = |rel: &str| -> Result<Option<Vec<u8>>, ServeError> {
+        if listed(rel) { read(dir, rel).map(Some) } else { Ok(None) }
+    };
+    Ok(ServeSpec {
+        transport_title: "Apizr REST API".into(),
+        capabilities,
+        mode,
+        source: ServeSource {
+            executable,
+            module,
+            executable_path,
+            ir_digest,
+            readiness_digest,
+        },
+        openapi: optional("openapi.json")?,
+        mcp_tools: optional("mcp-tools.json")?,
+        gates: Gates::default(),
+        python: default_python(),
+        launcher: crate::runtime::LauncherLocation::CurrentExe,
+    })
+}
+
+/// Direct-mode default: one worker per available core, at least 2.
+pub fn default_workers() -> usize {
+    std::thread::available_parallelism().map_or(2, |n| n.get().max(2))
+}

@@ -1,0 +1,92 @@
+//! The MCP transport (cargo feature `mcp`): the contracts of a [`ServeSpec`] as MCP tools,
+//! over stdio or Streamable HTTP at `/mcp`, executed by the shared [`Invoker`].
+//!
+//! * [`tools`] — the reference's tool naming rule, `mcp-tools.json`, our `outputSchema`;
+//! * [`handler`] — the rmcp `ServerHandler` and the result/error mapping of contract 8.3-8.5;
+//! * [`rewrite`] — `tools/call` arguments carried past rmcp exactly (big integers, `NaN`);
+//! * [`stdio`] — line admission in front of rmcp's stdio transport;
+//! * [`http`] — the axum router with body admission and the optional bearer token.
+//!
+//! Protocol: rmcp 3.11 negotiates `2025-11-25` for `initialize`-based clients (as the
+//! reference did with its SDK) and also serves the session-less `2026-07-28` revision.
+
+pub mod handler;
+pub mod http;
+pub mod rewrite;
+pub mod stdio;
+pub mod tools;
+
+use std::sync::Arc;
+
+pub use handler::McpHandler;
+pub use http::HttpOptions;
+pub use tools::{ToolSet, tool_name};
+
+use super::core::{Invoker, ServeError, ServeSpec};
+use super::options::ServeOptions;
+use crate::pool::SetResults;
+
+/// Start the invoker of `spec` and build the MCP handler over its capabilities.
+pub async fn start_handler(spec: ServeSpec) -> Result<McpHandler, ServeError> {
+    let contracts: Vec<_> = spec
+        .capabilities
+        .iter()
+        .map(|c| c.contract.clone())
+        .collect();
+    let tools = ToolSet::new(&contracts).map_err(|e| ServeError::Bundle(e.to_string()))?;
+    let invoker = Invoker::start(spec, SetResults::Reject).await?;
+    Ok(McpHandler::new(tools, Arc::new(invoker)))
+}
+
+/// Serve `spec` over stdio (default) or, with `options.mcp_http`, Streamable HTTP at
+/// `http://host:port/mcp` until SIGINT/SIGTERM.
+pub async fn run_mcp(spec: ServeSpec, options: ServeOptions) -> Result<(), ServeError> {
+    if !options.mcp_http {
+        let handler = start_handler(spec).await?;
+        return stdio::serve_stdio(handler).await;
+    }
+    options.check_exposure()?;
+    let handler = start_handler(spec).await?;
+    let listener = tokio::net::TcpListener::bind((options.host.as_str(), options.port))
+        .await
+        .map_err(|e| ServeError::Usage(format!("bind {}:{}: {e}", options.host, options.port)))?;
+    if let Ok(addr) = listener.local_addr() {
+        eprintln!("apizr: MCP server listening on http://{addr}/mcp");
+    }
+    let http = HttpOptions {
+        token: options.token.clone(),
+        stateful: false,
+        any_host: !is_loopback(&options.host),
+    };
+    http::serve_http(listener, handler, &http, shutdown_signal()).await
+}
+
+fn is_loopback(host: &str) -> bool {
+    host == "localhost"
+        || host
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback())
+}
+
+async fn shutdown_signal() {
+    let interrupt = tokio::signal::ctrl_c();
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        match signal(SignalKind::terminate()) {
+            Ok(mut term) => {
+                tokio::select! {
+                    _ = interrupt => {},
+                    _ = term.recv() => {},
+                }
+            }
+            Err(_) => {
+                let _ = interrupt.await;
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = interrupt.await;
+    }
+}

@@ -1,0 +1,201 @@
+//! The rmcp [`ServerHandler`]: `initialize`, `tools/list` and `tools/call` over an [`Invoker`].
+//!
+//! Why a hand-written handler instead of rmcp's `#[tool]` macros: the tools are only known at
+//! run time (from contracts), their schemas come from TypeSpecs rather than Rust types, and
+//! argument validation must be the runtime's (with the reference's outcomes), so rmcp's own
+//! schema validation stays off (`get_tool` returns None).
+
+use std::sync::Arc;
+
+use apizr_ir::json::Value;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
+    JsonObject, ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+    ToolsCapability,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData, RoleServer, ServerHandler};
+
+use super::rewrite::RAW_ARGUMENTS_META;
+use super::tools::{ToolSet, ToolSpec, structured_result};
+use crate::serve::core::{CallResult, CancelOnDrop, Invoker};
+
+/// Server name in `serverInfo` (as the reference).
+pub const SERVER_NAME: &str = "Apizr MCP";
+/// Server version in `serverInfo` (as the reference).
+pub const SERVER_VERSION: &str = "apizr.mcp/v1";
+
+/// Tool error texts (contract 8.3-8.5).
+pub const UNKNOWN_TOOL: &str = "Unknown tool";
+pub const INVALID_ARGUMENTS: &str = "Invalid tool arguments";
+pub const EXECUTION_FAILED: &str = "Tool execution failed";
+pub const TIMED_OUT: &str = "Tool execution timed out";
+pub const RESOURCE_LIMIT: &str = "Tool execution resource limit exceeded";
+/// Our own (the reference has no admission queue): the per-tool queue is full.
+pub const BUSY: &str = "Tool busy; retry later";
+
+/// A cheap-to-clone MCP server over one [`Invoker`].
+#[derive(Clone)]
+pub struct McpHandler {
+    shared: Arc<Shared>,
+}
+
+struct Shared {
+    tools: ToolSet,
+    listed: Vec<Tool>,
+    invoker: Arc<Invoker>,
+}
+
+impl std::fmt::Debug for McpHandler {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("McpHandler")
+            .field("tools", &self.shared.listed.len())
+            .finish()
+    }
+}
+
+/// An apizr JSON value as a serde_json value (via its canonical text, which serde_json reads;
+/// integers beyond 64 bits become floats here and stay exact in the text content).
+pub fn to_json(value: &Value) -> Option<serde_json::Value> {
+    serde_json::from_str(&value.canonical_string().ok()?).ok()
+}
+
+fn json_object(value: &Value) -> JsonObject {
+    match to_json(value) {
+        Some(serde_json::Value::Object(map)) => map,
+        _ => JsonObject::new(),
+    }
+}
+
+fn rmcp_tool(spec: &ToolSpec) -> Tool {
+    let mut tool = Tool::new_with_raw(
+        spec.name.clone(),
+        spec.contract.description.clone().map(Into::into),
+        Arc::new(json_object(&spec.input_schema)),
+    );
+    if let Some(schema) = &spec.output_schema {
+        tool = tool.with_raw_output_schema(Arc::new(json_object(schema)));
+    }
+    if let Value::Object(entry) = spec.reference_entry()
+        && let Some(meta) = entry.get("_meta").and_then(to_json)
+        && let Ok(meta) = serde_json::from_value(meta)
+    {
+        tool = tool.with_meta(meta);
+    }
+    tool
+}
+
+/// A tool-level error result: one text content, `isError: true`, no structured content.
+pub fn error_result(text: &str) -> CallToolResult {
+    CallToolResult::error(vec![ContentBlock::text(text)])
+}
+
+/// Map a core [`CallResult`] to the MCP tool result.
+pub fn tool_result(result: CallResult) -> CallToolResult {
+    match result {
+        CallResult::Success(value) => {
+            let structured = structured_result(value);
+            match (structured.canonical_string(), to_json(&structured)) {
+                (Ok(text), Some(json)) => {
+                    let mut out = CallToolResult::structured(json);
+                    out.content = vec![ContentBlock::text(text)];
+                    out
+                }
+                _ => error_result(EXECUTION_FAILED),
+            }
+        }
+        CallResult::InvalidInput(_) => error_result(INVALID_ARGUMENTS),
+        CallResult::Timeout => error_result(TIMED_OUT),
+        CallResult::ResourceLimit => error_result(RESOURCE_LIMIT),
+        CallResult::Busy { .. } => error_result(BUSY),
+        CallResult::Unknown => error_result(UNKNOWN_TOOL),
+        CallResult::Failed(_) => error_result(EXECUTION_FAILED),
+    }
+}
+
+impl McpHandler {
+    /// Serve `tools` (built from the invoker's contracts) through `invoker`.
+    pub fn new(tools: ToolSet, invoker: Arc<Invoker>) -> Self {
+        let listed = tools.tools().iter().map(rmcp_tool).collect();
+        McpHandler {
+            shared: Arc::new(Shared {
+                tools,
+                listed,
+                invoker,
+            }),
+        }
+    }
+
+    /// The tools as listed.
+    pub fn listed(&self) -> &[Tool] {
+        &self.shared.listed
+    }
+
+    /// One `tools/call`, independent of the transport. Missing `arguments` mean `{}`.
+    pub async fn call(&self, name: &str, arguments: Option<JsonObject>) -> CallToolResult {
+        let Ok(bytes) = serde_json::to_vec(&arguments.unwrap_or_default()) else {
+            return error_result(INVALID_ARGUMENTS);
+        };
+        self.call_raw(name, &bytes).await
+    }
+
+    /// One `tools/call` with the arguments as raw JSON text (Python decoding semantics).
+    pub async fn call_raw(&self, name: &str, arguments: &[u8]) -> CallToolResult {
+        let Some(tool) = self.shared.tools.get(name) else {
+            return error_result(UNKNOWN_TOOL);
+        };
+        let result = self
+            .shared
+            .invoker
+            .call(&tool.contract.name, arguments, CancelOnDrop::never())
+            .await;
+        tool_result(result)
+    }
+}
+
+impl ServerHandler for McpHandler {
+    fn get_info(&self) -> ServerConfig {
+        let mut tools = ToolsCapability::default();
+        tools.list_changed = Some(false);
+        let mut capabilities = ServerCapabilities::default();
+        capabilities.tools = Some(tools);
+        ServerConfig::new(capabilities)
+            .with_server_info(Implementation::new(SERVER_NAME, SERVER_VERSION))
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        Ok(ListToolsResult::with_all_items(self.shared.listed.clone()))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        // A `notifications/cancelled` (or a closed HTTP stream) cancels the token; dropping
+        // the call future cancels the running worker.
+        // The exact arguments, when the transport carried them past serde_json (`rewrite`).
+        let raw = request
+            .meta
+            .as_ref()
+            .and_then(|m| m.0.0.get(RAW_ARGUMENTS_META))
+            .or_else(|| context.meta.0.0.get(RAW_ARGUMENTS_META))
+            .and_then(|v| v.as_str())
+            .map(|s| s.as_bytes().to_vec());
+        let call = async {
+            match raw {
+                Some(bytes) => self.call_raw(&request.name, &bytes).await,
+                None => self.call(&request.name, request.arguments).await,
+            }
+        };
+        let result = tokio::select! {
+            r = call => r,
+            () = context.ct.cancelled() => error_result(EXECUTION_FAILED),
+        };
+        Ok(result.into())
+    }
+}

@@ -1,0 +1,132 @@
+//! MCP over Streamable HTTP at `/mcp` (rmcp's tower service inside an axum router).
+//!
+//! Why an axum layer around rmcp: the reference admits HTTP bodies before the SDK sees them
+//! (4 MiB -> 413, JSON preflight -> 422 with the generic admission body, contract 8.3/8.6), and
+//! our servers add an optional bearer token. rmcp runs stateless by default (no
+//! `mcp-session-id`; every POST is answered on its own), with `--stateful` sessions on request.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use apizr_ir::admission::{parse_permissive, preflight};
+use axum::Router;
+use axum::body::{Body, to_bytes};
+use axum::extract::{Request, State};
+use axum::http::{HeaderValue, Method, StatusCode, header};
+use axum::middleware::{Next, from_fn_with_state};
+use axum::response::{IntoResponse, Response};
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+
+use super::handler::McpHandler;
+use super::rewrite::rewrite;
+use crate::serve::core::{ADMISSION_DETAIL, ServeError};
+
+/// Largest MCP HTTP body (contract 8.6).
+pub const MAX_HTTP_BODY: usize = 4 * 1024 * 1024;
+
+/// HTTP options of the MCP endpoint.
+#[derive(Debug, Clone, Default)]
+pub struct HttpOptions {
+    /// Bearer token every request must carry.
+    pub token: Option<String>,
+    /// Keep per-client sessions (`mcp-session-id`) instead of answering statelessly.
+    pub stateful: bool,
+    /// Accept any `Host` header (non-loopback binds; the token protects them). Loopback binds
+    /// keep rmcp's DNS-rebinding protection (loopback host names only).
+    pub any_host: bool,
+}
+
+fn detail(status: StatusCode, text: &str) -> Response {
+    let mut body = String::from("{\"detail\":");
+    apizr_ir::json::write_string(&mut body, text);
+    body.push('}');
+    let mut response = (status, body).into_response();
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    response
+}
+
+/// Constant-time equality (length leaks, contents do not).
+fn same(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+/// Token check, then body admission for POSTs; the admitted body is passed on unchanged.
+async fn admission(
+    State(token): State<Arc<Option<String>>>,
+    request: Request,
+    next: Next,
+) -> Response {
+    if let Some(token) = token.as_deref() {
+        let ok = request
+            .headers()
+            .get(header::AUTHORIZATION)
+            .and_then(|v| v.as_bytes().strip_prefix(b"Bearer "))
+            .is_some_and(|given| same(given, token.as_bytes()));
+        if !ok {
+            let mut r = detail(StatusCode::UNAUTHORIZED, "Not authenticated");
+            r.headers_mut()
+                .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+            return r;
+        }
+    }
+    if request.method() != Method::POST {
+        return next.run(request).await;
+    }
+    let (parts, body) = request.into_parts();
+    let Ok(bytes) = to_bytes(body, MAX_HTTP_BODY).await else {
+        return detail(StatusCode::PAYLOAD_TOO_LARGE, ADMISSION_DETAIL);
+    };
+    if std::str::from_utf8(&bytes).is_err() || preflight(&bytes, MAX_HTTP_BODY as u64).is_err() {
+        return detail(StatusCode::UNPROCESSABLE_ENTITY, ADMISSION_DETAIL);
+    }
+    // Carry `tools/call` arguments past serde_json exactly (see `rewrite`); anything we
+    // cannot decode is left to rmcp, which answers it as the protocol says.
+    let (mut parts, body) = match parse_permissive(&bytes).ok().and_then(rewrite) {
+        Some(text) => (parts, text.into_bytes()),
+        None => (parts, bytes.to_vec()),
+    };
+    parts
+        .headers
+        .insert(header::CONTENT_LENGTH, HeaderValue::from(body.len()));
+    let body = Body::from(body);
+    next.run(Request::from_parts(parts, body)).await
+}
+
+/// The router: `/mcp` and nothing else (other paths 404).
+pub fn router(handler: McpHandler, options: &HttpOptions) -> Router {
+    let mut config = StreamableHttpServerConfig::default()
+        .with_legacy_session_mode(options.stateful)
+        .with_sse_keep_alive(Some(Duration::from_secs(15)))
+        .with_max_request_body_bytes(MAX_HTTP_BODY);
+    if options.any_host {
+        config = config.disable_allowed_hosts();
+    }
+    let service = StreamableHttpService::new(
+        move || Ok(handler.clone()),
+        Arc::new(LocalSessionManager::default()),
+        config,
+    );
+    Router::new()
+        .nest_service("/mcp", service)
+        .layer(from_fn_with_state(
+            Arc::new(options.token.clone()),
+            admission,
+        ))
+}
+
+/// Serve on an already-bound listener until `shutdown` resolves.
+pub async fn serve_http(
+    listener: tokio::net::TcpListener,
+    handler: McpHandler,
+    options: &HttpOptions,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) -> Result<(), ServeError> {
+    axum::serve(listener, router(handler, options))
+        .with_graceful_shutdown(shutdown)
+        .await
+        .map_err(|e| ServeError::Usage(format!("mcp http server: {e}")))
+}

@@ -1,0 +1,164 @@
+//! Prometheus metrics for a server: requests by capability and outcome, a latency histogram,
+//! requests in flight and pool kills. Lock-free counters; rendered on `GET /metrics`.
+//!
+//! Why hand-rolled: the text exposition format is tiny and a metrics crate would add a
+//! dependency (and a global registry) to every generated project for five series.
+
+use std::collections::BTreeMap;
+use std::fmt::Write;
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+use std::time::Duration;
+
+/// Histogram bucket upper bounds, in seconds.
+const BUCKETS: [f64; 12] = [
+    0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 10.0,
+];
+
+const OUTCOMES: [&str; 7] = [
+    "success",
+    "invalid_input",
+    "timeout",
+    "resource_limit",
+    "busy",
+    "unknown",
+    "failed",
+];
+
+#[derive(Debug, Default)]
+struct Series {
+    outcomes: [AtomicU64; 7],
+    buckets: [AtomicU64; 12],
+    count: AtomicU64,
+    sum_micros: AtomicU64,
+}
+
+/// All series of one server.
+#[derive(Debug)]
+pub struct Metrics {
+    per_capability: BTreeMap<String, Series>,
+    pub in_flight: AtomicI64,
+    /// HTTP responses by status code (REST), counted by the transport.
+    http: [AtomicU64; 6],
+}
+
+const HTTP_CODES: [u16; 6] = [200, 413, 422, 429, 500, 504];
+
+impl Metrics {
+    pub fn new(capabilities: Vec<String>) -> Self {
+        Metrics {
+            per_capability: capabilities
+                .into_iter()
+                .map(|c| (c, Series::default()))
+                .collect(),
+            in_flight: AtomicI64::new(0),
+            http: Default::default(),
+        }
+    }
+
+    /// Record one finished call.
+    pub fn observe(&self, capability: &str, outcome: &str, elapsed: Duration) {
+        let Some(series) = self.per_capability.get(capability) else {
+            return;
+        };
+        if let Some(i) = OUTCOMES.iter().position(|o| *o == outcome)
+            && let Some(c) = series.outcomes.get(i)
+        {
+            c.fetch_add(1, Ordering::Relaxed);
+        }
+        let secs = elapsed.as_secs_f64();
+        for (bound, bucket) in BUCKETS.iter().zip(series.buckets.iter()) {
+            if secs <= *bound {
+                bucket.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+        series.count.fetch_add(1, Ordering::Relaxed);
+        series.sum_micros.fetch_add(
+            u64::try_from(elapsed.as_micros()).unwrap_or(u64::MAX),
+            Ordering::Relaxed,
+        );
+    }
+
+    /// Count one HTTP response code (codes outside the table are not counted).
+    pub fn http_status(&self, code: u16) {
+        if let Some(i) = HTTP_CODES.iter().position(|c| *c == code)
+            && let Some(c) = self.http.get(i)
+        {
+            c.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    /// The Prometheus text exposition (version 0.0.4).
+    pub fn render(&self, kills: u64) -> String {
+        let mut out = String::new();
+        let _ = writeln!(
+            out,
+            "# HELP apizr_requests_total Calls by capability and outcome.\n# TYPE apizr_requests_total counter"
+        );
+        for (name, s) in &self.per_capability {
+            for (outcome, c) in OUTCOMES.iter().zip(s.outcomes.iter()) {
+                let _ = writeln!(
+                    out,
+                    "apizr_requests_total{{capability=\"{}\",outcome=\"{outcome}\"}} {}",
+                    escape(name),
+                    c.load(Ordering::Relaxed)
+                );
+            }
+        }
+        let _ = writeln!(
+            out,
+            "# HELP apizr_request_duration_seconds Call latency.\n# TYPE apizr_request_duration_seconds histogram"
+        );
+        for (name, s) in &self.per_capability {
+            let label = escape(name);
+            for (bound, b) in BUCKETS.iter().zip(s.buckets.iter()) {
+                let _ = writeln!(
+                    out,
+                    "apizr_request_duration_seconds_bucket{{capability=\"{label}\",le=\"{bound}\"}} {}",
+                    b.load(Ordering::Relaxed)
+                );
+            }
+            let count = s.count.load(Ordering::Relaxed);
+            let _ = writeln!(
+                out,
+                "apizr_request_duration_seconds_bucket{{capability=\"{label}\",le=\"+Inf\"}} {count}"
+            );
+            let _ = writeln!(
+                out,
+                "apizr_request_duration_seconds_sum{{capability=\"{label}\"}} {}",
+                s.sum_micros.load(Ordering::Relaxed) as f64 / 1e6
+            );
+            let _ = writeln!(
+                out,
+                "apizr_request_duration_seconds_count{{capability=\"{label}\"}} {count}"
+            );
+        }
+        let _ = writeln!(
+            out,
+            "# HELP apizr_in_flight Calls in progress.\n# TYPE apizr_in_flight gauge\napizr_in_flight {}",
+            self.in_flight.load(Ordering::Relaxed)
+        );
+        let _ = writeln!(
+            out,
+            "# HELP apizr_http_responses_total HTTP responses by status code.\n# TYPE apizr_http_responses_total counter"
+        );
+        for (code, c) in HTTP_CODES.iter().zip(self.http.iter()) {
+            let _ = writeln!(
+                out,
+                "apizr_http_responses_total{{code=\"{code}\"}} {}",
+                c.load(Ordering::Relaxed)
+            );
+        }
+        let _ = writeln!(
+            out,
+            "# HELP apizr_worker_kills_total Workers killed (timeout, disconnect, protocol error).\n# TYPE apizr_worker_kills_total counter\napizr_worker_kills_total {kills}"
+        );
+        out
+    }
+}
+
+fn escape(label: &str) -> String {
+    label
+        .replace('\\', "\\\\")
+        .replace('"', "\\\"")
+        .replace('\n', "\\n")
+}

@@ -1,0 +1,30 @@
+//! Serving capabilities over REST (feature `rest`) and MCP (feature `mcp`).
+//!
+//! * [`core`] — what is served and how calls run ([`ServeSpec`], [`Invoker`], [`CallResult`]),
+//!   shared by both transports;
+//! * [`bundle`], [`decode`] — loading and verifying a generated project directory;
+//! * [`metrics`] — Prometheus counters;
+//! * [`options`] — the command line of a generated project ([`bundle_main`]);
+//! * `rest` — the axum REST server; `mcp` — the MCP server.
+//!
+//! The warm pool behind direct mode lives in [`crate::pool`].
+
+pub mod bundle;
+pub mod core;
+pub mod decode;
+pub mod metrics;
+pub mod options;
+#[cfg(feature = "rest")]
+pub mod openapi;
+#[cfg(feature = "rest")]
+pub mod rest;
+#[cfg(feature = "rest")]
+mod rest_docs;
+#[cfg(feature = "mcp")]
+pub mod mcp;
+
+pub use self::core::{
+    CallResult, CancelGuard, CancelOnDrop, ExecutionMode, Gates, Invoker, ServeError, ServeSource,
+    ServeSpec, ServedCapability,
+};
+pub use self::options::{ServeOptions, Transport, bundle_main, bundle_main_in};

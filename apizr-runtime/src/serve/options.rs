@@ -1,0 +1,234 @@
+//! The command line of a generated project and the shared server options.
+//!
+//! `bundle_main` is the whole `main` of a generated project (after
+//! `launcher::run_if_requested()`): it parses the flags by hand (no CLI crate in every
+//! generated binary), loads and verifies the bundle, starts the tokio runtime and serves.
+//!
+//! Flags: `--bundle DIR` (default: `APIZR_BUNDLE`, else the nearest ancestor of the binary
+//! holding `capability-ir.json`, else the working directory when it holds one, else the
+//! directory given to [`bundle_main_in`]), `--host` (127.0.0.1), `--port` (8000),
+//! `--token T` / `APIZR_TOKEN`, `--insecure`, `--workers N`, `--timeout-ms N` (direct mode),
+//! `--concurrency N`, `--queue N`, and for MCP `--stdio` (default) | `--http`.
+
+use std::net::IpAddr;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Duration;
+
+use super::core::{ExecutionMode, ServeError, ServeSpec};
+
+/// Which transport a server speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Transport {
+    Rest,
+    Mcp,
+}
+
+/// Options shared by `apizr serve` and generated projects.
+#[derive(Debug, Clone)]
+pub struct ServeOptions {
+    pub host: String,
+    pub port: u16,
+    /// Bearer token; required for a non-loopback bind unless `insecure`.
+    pub token: Option<String>,
+    pub insecure: bool,
+    /// MCP only: serve Streamable HTTP at `/mcp` instead of stdio.
+    pub mcp_http: bool,
+}
+
+impl Default for ServeOptions {
+    fn default() -> Self {
+        ServeOptions {
+            host: "127.0.0.1".into(),
+            port: 8000,
+            token: std::env::var("APIZR_TOKEN").ok().filter(|t| !t.is_empty()),
+            insecure: false,
+            mcp_http: false,
+        }
+    }
+}
+
+impl ServeOptions {
+    /// Refuse a non-loopback bind without a token unless `--insecure`.
+    pub fn check_exposure(&self) -> Result<(), ServeError> {
+        let loopback = self.host == "localhost"
+            || self.host.parse::<IpAddr>().is_ok_and(|ip| ip.is_loopback());
+        if !loopback && self.token.is_none() && !self.insecure {
+            return Err(ServeError::Usage(format!(
+                "refusing to listen on {} without a token: set --token/APIZR_TOKEN or pass --insecure",
+                self.host
+            )));
+        }
+        Ok(())
+    }
+}
+
+/// Tuning flags that change the spec (not the transport).
+#[derive(Debug, Clone, Default)]
+pub struct SpecOverrides {
+    pub workers: Option<usize>,
+    pub timeout_ms: Option<u64>,
+    pub concurrency: Option<usize>,
+    pub queue: Option<usize>,
+}
+
+impl SpecOverrides {
+    pub fn apply(&self, spec: &mut ServeSpec) {
+        if let ExecutionMode::Direct { workers, timeout } = &mut spec.mode {
+            if let Some(n) = self.workers {
+                *workers = n.max(1);
+            }
+            if let Some(ms) = self.timeout_ms {
+                *timeout = Some(Duration::from_millis(ms));
+            }
+        }
+        if let Some(n) = self.concurrency {
+            spec.gates.concurrency = n.max(1);
+        }
+        if let Some(n) = self.queue {
+            spec.gates.queue = n;
+        }
+    }
+}
+
+struct Parsed {
+    bundle: Option<PathBuf>,
+    options: ServeOptions,
+    overrides: SpecOverrides,
+}
+
+fn value<T: std::str::FromStr>(
+    args: &mut impl Iterator<Item = String>,
+    flag: &str,
+) -> Result<T, String> {
+    args.next()
+        .and_then(|v| v.parse().ok())
+        .ok_or_else(|| format!("{flag} needs a valid value"))
+}
+
+fn parse(args: impl IntoIterator<Item = String>) -> Result<Parsed, String> {
+    let mut parsed = Parsed {
+        bundle: std::env::var_os("APIZR_BUNDLE").map(PathBuf::from),
+        options: ServeOptions::default(),
+        overrides: SpecOverrides::default(),
+    };
+    let mut args = args.into_iter();
+    while let Some(arg) = args.next() {
+        let (flag, inline) = match arg.split_once('=') {
+            Some((f, v)) if f.starts_with("--") => (f.to_string(), Some(v.to_string())),
+            _ => (arg.clone(), None),
+        };
+        let mut rest = inline.into_iter().chain(&mut args);
+        match flag.as_str() {
+            "--bundle" => parsed.bundle = Some(value::<PathBuf>(&mut rest, "--bundle")?),
+            "--host" => parsed.options.host = value(&mut rest, "--host")?,
+            "--port" => parsed.options.port = value(&mut rest, "--port")?,
+            "--token" => parsed.options.token = Some(value(&mut rest, "--token")?),
+            "--insecure" => parsed.options.insecure = true,
+            "--workers" => parsed.overrides.workers = Some(value(&mut rest, "--workers")?),
+            "--timeout-ms" => parsed.overrides.timeout_ms = Some(value(&mut rest, "--timeout-ms")?),
+            "--concurrency" => {
+                parsed.overrides.concurrency = Some(value(&mut rest, "--concurrency")?)
+            }
+            "--queue" => parsed.overrides.queue = Some(value(&mut rest, "--queue")?),
+            "--stdio" => parsed.options.mcp_http = false,
+            "--http" => parsed.options.mcp_http = true,
+            "-h" | "--help" => return Err(String::new()),
+            other => return Err(format!("unknown argument {other:?}")),
+        }
+    }
+    Ok(parsed)
+}
+
+const USAGE: &str = "usage: [--bundle DIR] [--host H] [--port P] [--token T] [--insecure] \
+[--workers N] [--timeout-ms N] [--concurrency N] [--queue N] [--stdio|--http]";
+
+/// The nearest ancestor of the running binary holding `capability-ir.json`, else the working
+/// directory when it holds one.
+fn find_bundle(fallback: Option<&Path>) -> Option<PathBuf> {
+    let marker = "capability-ir.json";
+    if let Ok(exe) = std::env::current_exe() {
+        for dir in exe.ancestors().skip(1) {
+            if dir.join(marker).is_file() {
+                return Some(dir.to_path_buf());
+            }
+        }
+    }
+    if let Ok(cwd) = std::env::current_dir()
+        && cwd.join(marker).is_file()
+    {
+        return Some(cwd);
+    }
+    fallback.map(Path::to_path_buf)
+}
+
+/// The whole `main` of a generated project.
+pub fn bundle_main(transport: Transport) -> ExitCode {
+    bundle_main_in(transport, None)
+}
+
+/// As [`bundle_main`], with a last-resort bundle directory (a generated `main.rs` may pass
+/// `Some(Path::new(env!("CARGO_MANIFEST_DIR")))`).
+pub fn bundle_main_in(transport: Transport, default_dir: Option<&Path>) -> ExitCode {
+    let parsed = match parse(std::env::args().skip(1)) {
+        Ok(p) => p,
+        Err(message) => {
+            if message.is_empty() {
+                println!("{USAGE}");
+                return ExitCode::SUCCESS;
+            }
+            eprintln!("error: {message}\n{USAGE}");
+            return ExitCode::from(2);
+        }
+    };
+    let Some(dir) = parsed.bundle.clone().or_else(|| find_bundle(default_dir)) else {
+        eprintln!("error: no bundle found; pass --bundle DIR");
+        return ExitCode::from(2);
+    };
+    let result = ServeSpec::from_bundle_dir(&dir).and_then(|mut spec| {
+        parsed.overrides.apply(&mut spec);
+        serve_blocking(transport, spec, parsed.options)
+    });
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+/// Build the tokio runtime and serve until interrupted.
+pub fn serve_blocking(
+    transport: Transport,
+    spec: ServeSpec,
+    options: ServeOptions,
+) -> Result<(), ServeError> {
+    options.check_exposure()?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| ServeError::Usage(format!("tokio: {e}")))?;
+    runtime.block_on(serve(transport, spec, options))
+}
+
+/// Serve on the current tokio runtime.
+pub async fn serve(
+    transport: Transport,
+    spec: ServeSpec,
+    options: ServeOptions,
+) -> Result<(), ServeError> {
+    match transport {
+        #[cfg(feature = "rest")]
+        Transport::Rest => super::rest::run_rest(spec, options).await,
+        #[cfg(feature = "mcp")]
+        Transport::Mcp => super::mcp::run_mcp(spec, options).await,
+        #[allow(unreachable_patterns)]
+        other => {
+            let _ = (spec, options);
+            Err(ServeError::Usage(format!(
+                "this build has no {other:?} transport (cargo feature missing)"
+            )))
+        }
+    }
+}

@@ -1,0 +1,295 @@
+//! The REST transport (axum): routes and status mapping of the reference's direct and governed
+//! REST bundles (contract 8.2, 8.4, 8.5), plus operational endpoints the reference lacks.
+//!
+//! | Route | Answer |
+//! | --- | --- |
+//! | `GET /health` | 200 `{"status":"ok"}` (also while starting) |
+//! | `GET /readyz` | 200 once the workers / governed runtime are ready, 503 before |
+//! | `GET /metrics` | Prometheus text |
+//! | `GET /openapi.json`, `GET /docs` | the document; a self-contained try-it page |
+//! | `POST /capabilities/<name>` | 200 value · 422 detail · 429 + Retry-After · 413 · 500 · 503 · 504 |
+//!
+//! The listener is bound before the workers start so probes can watch start-up. With a token
+//! every route but `/health` and `/readyz` needs `Authorization: Bearer <token>` (compared in
+//! constant time). A client that disconnects mid-call drops the handler future, which kills
+//! the pool worker running the call.
+
+use std::sync::{Arc, OnceLock};
+
+use axum::Router;
+use axum::body::Body;
+use axum::extract::{Path, State};
+use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, Uri, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+
+use super::core::{CallResult, CancelOnDrop, Invoker, MAX_BODY_BYTES, ServeError, ServeSpec};
+use super::options::ServeOptions;
+use crate::pool::SetResults;
+
+struct AppState {
+    invoker: OnceLock<Arc<Invoker>>,
+    openapi: Vec<u8>,
+    token: Option<String>,
+    startup_error: OnceLock<String>,
+}
+
+type Shared = Arc<AppState>;
+
+fn json(status: StatusCode, body: Vec<u8>) -> Response {
+    let mut response = (status, body).into_response();
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    response
+}
+
+fn detail(status: StatusCode, text: &str) -> Response {
+    let mut body = String::from("{\"detail\":");
+    apizr_ir::json::write_string(&mut body, text);
+    body.push('}');
+    json(status, body.into_bytes())
+}
+
+/// Constant-time equality (length leaks, contents do not).
+fn same(a: &[u8], b: &[u8]) -> bool {
+    if a.len() != b.len() {
+        return false;
+    }
+    a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+fn authorized(state: &AppState, headers: &HeaderMap) -> bool {
+    let Some(token) = &state.token else {
+        return true;
+    };
+    headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.as_bytes().strip_prefix(b"Bearer "))
+        .is_some_and(|given| same(given, token.as_bytes()))
+}
+
+fn unauthorized() -> Response {
+    let mut r = detail(StatusCode::UNAUTHORIZED, "Not authenticated");
+    r.headers_mut()
+        .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+    r
+}
+
+async fn health() -> Response {
+    json(StatusCode::OK, b"{\"status\":\"ok\"}".to_vec())
+}
+
+async fn readyz(State(state): State<Shared>) -> Response {
+    if state.invoker.get().is_some() {
+        json(StatusCode::OK, b"{\"status\":\"ready\"}".to_vec())
+    } else if let Some(e) = state.startup_error.get() {
+        detail(StatusCode::SERVICE_UNAVAILABLE, e)
+    } else {
+        detail(StatusCode::SERVICE_UNAVAILABLE, "Starting")
+    }
+}
+
+async fn metrics(State(state): State<Shared>, headers: HeaderMap) -> Response {
+    if !authorized(&state, &headers) {
+        return unauthorized();
+    }
+    let text = state
+        .invoker
+        .get()
+        .map(|i| i.metrics.render(i.kills()))
+        .unwrap_or_default();
+    let mut r = (StatusCode::OK, text).into_response();
+    r.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/plain; version=0.0.4"),
+    );
+    r
+}
+
+async fn openapi(State(state): State<Shared>, headers: HeaderMap) -> Response {
+    if !authorized(&state, &headers) {
+        return unauthorized();
+    }
+    json(StatusCode::OK, state.openapi.clone())
+}
+
+async fn docs() -> Response {
+    let mut r = (StatusCode::OK, super::rest_docs::DOCS_HTML).into_response();
+    r.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/html; charset=utf-8"),
+    );
+    r
+}
+
+async fn call(
+    State(state): State<Shared>,
+    Path(name): Path<String>,
+    headers: HeaderMap,
+    body: Body,
+) -> Response {
+    if !authorized(&state, &headers) {
+        return unauthorized();
+    }
+    let Some(invoker) = state.invoker.get() else {
+        return detail(StatusCode::SERVICE_UNAVAILABLE, "Service not ready");
+    };
+    if invoker.spec().capability(&name).is_none() {
+        return detail(StatusCode::NOT_FOUND, "Not Found");
+    }
+    let declared = headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    let too_long = declared.is_some_and(|n| n > MAX_BODY_BYTES as u64);
+    let read = if too_long {
+        None
+    } else {
+        axum::body::to_bytes(body, MAX_BODY_BYTES).await.ok()
+    };
+    let Some(bytes) = read else {
+        invoker.metrics.http_status(413);
+        return detail(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            super::core::ADMISSION_DETAIL,
+        );
+    };
+    let (result, raw) = invoker
+        .call_detailed(&name, &bytes, CancelOnDrop::never())
+        .await;
+    let response = match result {
+        CallResult::Success(_) if raw.is_some() => {
+            json(StatusCode::OK, raw.unwrap_or_default())
+        }
+        CallResult::Success(value) => match value.canonical_bytes() {
+            Ok(mut b) => {
+                b.pop();
+                json(StatusCode::OK, b)
+            }
+            Err(_) => detail(StatusCode::INTERNAL_SERVER_ERROR, "Internal server error"),
+        },
+        CallResult::InvalidInput(text) => detail(StatusCode::UNPROCESSABLE_ENTITY, &text),
+        CallResult::Timeout => detail(StatusCode::GATEWAY_TIMEOUT, "Execution timed out"),
+        CallResult::ResourceLimit => detail(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "Execution resource limit exceeded",
+        ),
+        CallResult::Busy { retry_after } => {
+            let mut r = detail(StatusCode::TOO_MANY_REQUESTS, "Too many requests");
+            if let Ok(v) = HeaderValue::from_str(&retry_after.as_secs().max(1).to_string()) {
+                r.headers_mut().insert(header::RETRY_AFTER, v);
+            }
+            r
+        }
+        CallResult::Unknown => detail(StatusCode::NOT_FOUND, "Not Found"),
+        CallResult::Failed(_) => detail(StatusCode::INTERNAL_SERVER_ERROR, "Internal server error"),
+    };
+    invoker.metrics.http_status(response.status().as_u16());
+    response
+}
+
+async fn fallback(method: Method, uri: Uri) -> Response {
+    let known = uri.path() == "/health"
+        || uri.path() == "/readyz"
+        || uri.path() == "/metrics"
+        || uri.path() == "/openapi.json"
+        || uri.path() == "/docs"
+        || uri.path().starts_with("/capabilities/");
+    if known && method != Method::GET && method != Method::POST
+        || known && uri.path().starts_with("/capabilities/") && method == Method::GET
+    {
+        return detail(StatusCode::METHOD_NOT_ALLOWED, "Method Not Allowed");
+    }
+    detail(StatusCode::NOT_FOUND, "Not Found")
+}
+
+async fn method_not_allowed() -> Response {
+    detail(StatusCode::METHOD_NOT_ALLOWED, "Method Not Allowed")
+}
+
+/// The router for a state (exposed for tests through [`run_rest_on`]).
+fn router(state: Shared) -> Router {
+    Router::new()
+        .route("/health", get(health).fallback(method_not_allowed))
+        .route("/readyz", get(readyz).fallback(method_not_allowed))
+        .route("/metrics", get(metrics).fallback(method_not_allowed))
+        .route("/openapi.json", get(openapi).fallback(method_not_allowed))
+        .route("/docs", get(docs).fallback(method_not_allowed))
+        .route(
+            "/capabilities/{name}",
+            post(call).fallback(method_not_allowed),
+        )
+        .fallback(fallback)
+        .with_state(state)
+}
+
+/// Bind `options.host:options.port` and serve until SIGINT/SIGTERM.
+pub async fn run_rest(spec: ServeSpec, options: ServeOptions) -> Result<(), ServeError> {
+    options.check_exposure()?;
+    let listener = tokio::net::TcpListener::bind((options.host.as_str(), options.port))
+        .await
+        .map_err(|e| ServeError::Usage(format!("bind {}:{}: {e}", options.host, options.port)))?;
+    if let Ok(addr) = listener.local_addr() {
+        eprintln!("apizr: REST server listening on http://{addr} (docs at /docs)");
+    }
+    run_rest_on(listener, spec, options).await
+}
+
+/// Serve on an already-bound listener (tests bind port 0).
+pub async fn run_rest_on(
+    listener: tokio::net::TcpListener,
+    spec: ServeSpec,
+    options: ServeOptions,
+) -> Result<(), ServeError> {
+    let openapi = spec
+        .openapi
+        .clone()
+        .unwrap_or_else(|| super::openapi::bytes(&spec.capabilities));
+    let state = Arc::new(AppState {
+        invoker: OnceLock::new(),
+        openapi,
+        token: options.token.clone(),
+        startup_error: OnceLock::new(),
+    });
+    let starter = state.clone();
+    tokio::spawn(async move {
+        match Invoker::start(spec, SetResults::ToList).await {
+            Ok(invoker) => {
+                let _ = starter.invoker.set(Arc::new(invoker));
+            }
+            Err(e) => {
+                eprintln!("apizr: cannot start: {e}");
+                let _ = starter.startup_error.set(e.to_string());
+            }
+        }
+    });
+    axum::serve(listener, router(state))
+        .with_graceful_shutdown(shutdown_signal())
+        .await
+        .map_err(|e| ServeError::Usage(format!("server: {e}")))
+}
+
+async fn shutdown_signal() {
+    let interrupt = tokio::signal::ctrl_c();
+    #[cfg(unix)]
+    {
+        let mut term =
+            match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+                Ok(s) => s,
+                Err(_) => {
+                    let _ = interrupt.await;
+                    return;
+                }
+            };
+        tokio::select! {
+            _ = interrupt => {},
+            _ = term.recv() => {},
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = interrupt.await;
+    }
+}
