@@ -22,6 +22,16 @@ use std::time::{Duration, Instant};
 
 use support::{apizr, workspace_root};
 
+/// The generated projects share one target dir and package names, so one test at a time
+/// (a parallel build would relink a binary another test is running).
+static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    SERIAL
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
 struct Killed(Child);
 
 impl Drop for Killed {
@@ -31,19 +41,37 @@ impl Drop for Killed {
     }
 }
 
-/// Generate `transport` for examples/pricing.py and build it; returns (project dir, binary).
-fn generate_and_build(transport: &str) -> (PathBuf, PathBuf) {
+/// Generate `transport` for tests/fixtures/generate/sources/service.py (governed by the default v1 policy when
+/// `governed`) and build it; returns (project dir, binary).
+fn generate_and_build(transport: &str, governed: bool) -> (PathBuf, PathBuf) {
     let root = workspace_root();
     let projects = root.join("target/generated/projects");
     std::fs::create_dir_all(&projects).unwrap();
-    let dir = projects.join(format!("pricing-{transport}-{}", std::process::id()));
+    let dir = projects.join(format!(
+        "service-{transport}-{governed}-{}",
+        std::process::id()
+    ));
     let _ = std::fs::remove_dir_all(&dir);
-    let source = root.join("examples/pricing.py");
-    let out = apizr(
-        &projects,
-        &["generate", transport, source.to_str().unwrap(), "--output-dir", dir.to_str().unwrap()],
+    let source = root.join("tests/fixtures/generate/sources/service.py");
+    let policy = projects.join(format!("policy-{}.json", std::process::id()));
+    std::fs::write(&policy, "{}").unwrap();
+    let mut argv = vec![
+        "generate",
+        transport,
+        source.to_str().unwrap(),
+        "--output-dir",
+        dir.to_str().unwrap(),
+    ];
+    if governed {
+        argv.extend(["--execution-policy", policy.to_str().unwrap()]);
+    }
+    let out = apizr(&projects, &argv);
+    let _ = std::fs::remove_file(&policy);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
     );
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let cargo_toml = std::fs::read_to_string(dir.join("Cargo.toml")).unwrap();
     assert!(
         cargo_toml.contains("apizr-runtime = { path = \"../../../../apizr-runtime\""),
@@ -57,23 +85,43 @@ fn generate_and_build(transport: &str) -> (PathBuf, PathBuf) {
         .env("CARGO_TARGET_DIR", &target)
         .status()
         .unwrap();
-    assert!(status.success(), "cargo build of the generated {transport} project failed");
-    let binary = target.join(format!("debug/apizr-{transport}-pricing"));
+    assert!(
+        status.success(),
+        "cargo build of the generated {transport} project failed"
+    );
+    let binary = target.join(format!("debug/apizr-{transport}-service"));
     assert!(binary.is_file());
     (dir, binary)
 }
 
 fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
 }
 
 /// One HTTP/1.1 request; returns (status, body).
 fn http(port: u16, method: &str, path: &str, body: &str) -> Option<(u16, String)> {
+    http_with(port, method, path, body, "")
+}
+
+/// As [`http`], with extra header lines (each ending in CRLF).
+fn http_with(
+    port: u16,
+    method: &str,
+    path: &str,
+    body: &str,
+    headers: &str,
+) -> Option<(u16, String)> {
     let mut stream = TcpStream::connect(("127.0.0.1", port)).ok()?;
-    stream.set_read_timeout(Some(Duration::from_secs(30))).ok()?;
+    stream
+        .set_read_timeout(Some(Duration::from_secs(30)))
+        .ok()?;
     let request = format!(
         "{method} {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n\
-         Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+         {headers}Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
         body.len()
     );
     stream.write_all(request.as_bytes()).ok()?;
@@ -86,11 +134,23 @@ fn http(port: u16, method: &str, path: &str, body: &str) -> Option<(u16, String)
 
 #[test]
 fn generated_rest_project_builds_and_serves() {
-    let (dir, binary) = generate_and_build("rest");
+    serve_rest(false);
+}
+
+/// Governed v1: every call is a fresh sandboxed worker started through the generated binary
+/// itself (`launcher::run_if_requested`), so this also checks the generated `main.rs`.
+#[test]
+fn generated_governed_rest_project_builds_and_serves() {
+    serve_rest(true);
+}
+
+fn serve_rest(governed: bool) {
+    let _serial = serial();
+    let (dir, binary) = generate_and_build("rest", governed);
     let port = free_port();
     let _server = Killed(
         Command::new(&binary)
-            .args(["--port", &port.to_string()])
+            .args(["--port", &port.to_string(), "--workers", "1"])
             .current_dir(&dir)
             .stdin(Stdio::null())
             .spawn()
@@ -102,16 +162,35 @@ fn generated_rest_project_builds_and_serves() {
         if let Some((200, _)) = http(port, "GET", "/readyz", "") {
             break;
         }
-        assert!(Instant::now() < deadline, "the generated server never became ready");
+        assert!(
+            Instant::now() < deadline,
+            "the generated server never became ready"
+        );
         std::thread::sleep(Duration::from_millis(100));
     }
     let (status, body) = http(port, "GET", "/health", "").unwrap();
     assert_eq!((status, body.as_str()), (200, r#"{"status":"ok"}"#));
-    let (status, body) = http(port, "POST", "/capabilities/total", r#"{"prices":[1.0,2.0]}"#).unwrap();
+    let (status, body) = http(
+        port,
+        "POST",
+        "/capabilities/total",
+        r#"{"prices":[1.0,2.0]}"#,
+    )
+    .unwrap();
     assert_eq!((status, body.as_str()), (200, "3.5999999999999996"));
-    let (status, body) =
-        http(port, "POST", "/capabilities/greet", r#"{"name":"Ada","punct":"?"}"#).unwrap();
+    let (status, body) = http(
+        port,
+        "POST",
+        "/capabilities/greet",
+        r#"{"name":"Ada","punct":"?"}"#,
+    )
+    .unwrap();
     assert_eq!((status, body.as_str()), (200, r#""Hello Ada?""#));
+    // Module state persists across calls in the warm direct worker, never in governed mode.
+    let counts: Vec<String> = (0..2)
+        .map(|_| http(port, "POST", "/capabilities/bump", "{}").unwrap().1)
+        .collect();
+    assert_eq!(counts, if governed { ["1", "1"] } else { ["1", "2"] });
     let (status, _) = http(port, "POST", "/capabilities/total", r#"{"prices":"x"}"#).unwrap();
     assert_eq!(status, 422);
     let (status, body) = http(port, "GET", "/openapi.json", "").unwrap();
@@ -135,14 +214,19 @@ fn client_python() -> Option<PathBuf> {
         "the official MCP client is required under CI ({})",
         candidate.display()
     );
-    eprintln!("skipping: no Python with the `mcp` package at {}", candidate.display());
+    eprintln!(
+        "skipping: no Python with the `mcp` package at {}",
+        candidate.display()
+    );
     None
 }
 
 #[test]
 fn generated_mcp_project_builds_and_answers_the_official_client() {
-    let Some(python) = client_python() else { return };
-    let (dir, binary) = generate_and_build("mcp");
+    let Some(python) = client_python() else {
+        return;
+    };
+    let (dir, binary) = generate_and_build("mcp", false);
     let calls = dir.join("calls.json");
     std::fs::write(
         &calls,
@@ -160,7 +244,11 @@ fn generated_mcp_project_builds_and_answers_the_official_client() {
         .current_dir(Path::new(&dir))
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let transcript: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let names: Vec<&str> = transcript["tools"]
         .as_array()
@@ -168,13 +256,186 @@ fn generated_mcp_project_builds_and_answers_the_official_client() {
         .iter()
         .map(|t| t["name"].as_str().unwrap())
         .collect();
-    assert_eq!(names, ["greet", "total"]);
+    assert_eq!(names, ["bump", "greet", "total"]);
     let results = transcript["calls"].as_array().unwrap();
     assert_eq!(results.len(), 3, "{transcript}");
-    assert_eq!(results[0]["isError"], false, "{transcript}");
-    assert!(results[0].to_string().contains("3.5999999999999996"), "{transcript}");
-    assert!(results[1].to_string().contains("Hello Ada!"), "{transcript}");
-    assert_eq!(results[2]["isError"], true, "{transcript}");
-    assert!(results[2].to_string().contains("Unknown tool"), "{transcript}");
+    let total = &results[0]["result"];
+    assert_eq!(total["isError"], false, "{transcript}");
+    assert_eq!(
+        total["structuredContent"]["result"], 3.5999999999999996,
+        "{transcript}"
+    );
+    let greet = &results[1]["result"];
+    assert_eq!(
+        greet["structuredContent"]["result"], "Hello Ada!",
+        "{transcript}"
+    );
+    let unknown = &results[2]["result"];
+    assert_eq!(unknown["isError"], true, "{transcript}");
+    assert_eq!(
+        unknown["content"][0]["text"], "Unknown tool",
+        "{transcript}"
+    );
+    // tools/list carries exactly the generated mcp-tools.json entries (plus outputSchema).
+    let generated: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.join("mcp-tools.json")).unwrap()).unwrap();
+    for (listed, file) in transcript["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .zip(generated["tools"].as_array().unwrap())
+    {
+        for key in ["_meta", "inputSchema", "name"] {
+            assert_eq!(listed[key], file[key], "{key}");
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+fn docker_available() -> bool {
+    let ok = Command::new("docker")
+        .args(["info", "--format", "{{.ServerVersion}}"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !ok {
+        assert!(std::env::var("CI").is_err(), "docker is required under CI");
+        eprintln!("skipping: no docker engine");
+    }
+    ok
+}
+
+struct DockerCleanup(Vec<Vec<String>>);
+
+impl Drop for DockerCleanup {
+    fn drop(&mut self) {
+        for args in &self.0 {
+            let _ = Command::new("docker").args(args).output();
+        }
+    }
+}
+
+/// The generated Dockerfile works with the offline base image built by
+/// `scripts/ci-docker-setup` (`APIZR_BASE_IMAGE_TAG`): non-root, bundle at /srv/apizr,
+/// binding 0.0.0.0 with a bearer token, HEALTHCHECK on /readyz reaching `healthy`.
+#[test]
+fn generated_rest_image_builds_and_runs_under_docker() {
+    if !docker_available() {
+        return;
+    }
+    let _serial = serial();
+    let base = std::env::var("APIZR_BASE_IMAGE_TAG")
+        .unwrap_or_else(|_| "apizr-ci/python-base:bookworm-stdlib".into());
+    let (dir, binary) = generate_and_build("rest", false);
+    // The Dockerfile copies target/release/<package>; a debug build serves the test as well.
+    let release = dir.join("target/release");
+    std::fs::create_dir_all(&release).unwrap();
+    std::fs::copy(&binary, release.join("apizr-rest-service")).unwrap();
+    let tag = format!("apizr-generate-test:{}", std::process::id());
+    let name = format!("apizr-generate-test-{}", std::process::id());
+    let _cleanup = DockerCleanup(vec![
+        vec!["rm".into(), "-f".into(), name.clone()],
+        vec!["image".into(), "rm".into(), "-f".into(), tag.clone()],
+    ]);
+    let out = Command::new("docker")
+        .args([
+            "build",
+            "--quiet",
+            "--build-arg",
+            &format!("BASE_IMAGE={base}"),
+            "-t",
+            &tag,
+            ".",
+        ])
+        .current_dir(&dir)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "docker build: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // Requests are made from inside the container (the image's own python3): port publishing
+    // is not available on every CI engine, and this also proves the bind address.
+    let out = Command::new("docker")
+        .args([
+            "run",
+            "-d",
+            "--name",
+            &name,
+            "-e",
+            "APIZR_TOKEN=s3cret",
+            &tag,
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "docker run: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let inspect = |format: &str| {
+        let out = Command::new("docker")
+            .args(["inspect", "--format", format, &name])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    };
+    assert_eq!(inspect("{{.Config.User}}"), "65532:65532");
+    let request = |method: &str, path: &str, body: &str, token: bool| -> (u16, String) {
+        let script = format!(
+            "import sys, urllib.request, urllib.error\n\
+             req = urllib.request.Request('http://127.0.0.1:8000{path}', method='{method}', \
+             data={data}, headers={{'content-type': 'application/json'{auth}}})\n\
+             try:\n    r = urllib.request.urlopen(req, timeout=10); code, text = r.status, r.read()\n\
+             except urllib.error.HTTPError as e:\n    code, text = e.code, e.read()\n\
+             except Exception as e:\n    code, text = 0, repr(e).encode()\n\
+             sys.stdout.write(str(code) + ' ' + text.decode())",
+            data = if body.is_empty() {
+                "None".to_string()
+            } else {
+                format!("{body:?}.encode()")
+            },
+            auth = if token {
+                ", 'authorization': 'Bearer s3cret'"
+            } else {
+                ""
+            },
+        );
+        let out = Command::new("docker")
+            .args(["exec", &name, "python3", "-c", &script])
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        let (code, body) = text.split_once(' ').unwrap_or(("0", ""));
+        (code.parse().unwrap_or(0), body.to_string())
+    };
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while request("GET", "/readyz", "", false).0 != 200 {
+        let logs = Command::new("docker")
+            .args(["logs", &name])
+            .output()
+            .unwrap();
+        assert!(
+            Instant::now() < deadline,
+            "container never became ready: {}{}",
+            String::from_utf8_lossy(&logs.stdout),
+            String::from_utf8_lossy(&logs.stderr)
+        );
+        std::thread::sleep(Duration::from_millis(300));
+    }
+    let call = r#"{"prices":[1.0,2.0]}"#;
+    let (status, _) = request("POST", "/capabilities/total", call, false);
+    assert_eq!(status, 401, "calls need the bearer token");
+    let (status, body) = request("POST", "/capabilities/total", call, true);
+    assert_eq!((status, body.as_str()), (200, "3.5999999999999996"));
+    // The HEALTHCHECK (python3 + urllib against /readyz) reports healthy.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while inspect("{{.State.Health.Status}}") != "healthy" {
+        assert!(
+            Instant::now() < deadline,
+            "HEALTHCHECK never became healthy"
+        );
+        std::thread::sleep(Duration::from_millis(500));
+    }
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -23,8 +23,10 @@ use support::{TempDir, apizr, workspace_root};
 
 /// The reference's own Python runtime files, which a Rust project replaces.
 fn reference_runtime_file(path: &str) -> bool {
-    matches!(path, "app.py" | "server.py" | "requirements.txt" | "execution/worker.py")
-        || path.starts_with("apizr_")
+    matches!(
+        path,
+        "app.py" | "server.py" | "requirements.txt" | "execution/worker.py"
+    ) || path.starts_with("apizr_")
 }
 
 fn without_artifacts(text: &[u8]) -> Value {
@@ -77,7 +79,11 @@ fn check_mode(source: &Path, args: &[String], mode: &str, golden: &Value) -> Vec
         }
         return problems;
     }
-    let interface = if transport == "rest" { "openapi.json" } else { "mcp-tools.json" };
+    let interface = if transport == "rest" {
+        "openapi.json"
+    } else {
+        "mcp-tools.json"
+    };
     let ours = std::fs::read(out_dir.join(interface)).unwrap_or_default();
     if ours != golden["interface"].as_str().unwrap().as_bytes() {
         problems.push(format!("{mode}: {interface} differs"));
@@ -114,9 +120,14 @@ fn check_mode(source: &Path, args: &[String], mode: &str, golden: &Value) -> Vec
         .iter()
         .map(|f| f.as_str().unwrap())
         .collect();
-    let on_disk: Vec<String> = support::read_tree(&out_dir).into_iter().map(|(p, _)| p).collect();
+    let on_disk: Vec<String> = support::read_tree(&out_dir)
+        .into_iter()
+        .map(|(p, _)| p)
+        .collect();
     if listed != on_disk {
-        problems.push(format!("{mode}: stdout files {listed:?} != on disk {on_disk:?}"));
+        problems.push(format!(
+            "{mode}: stdout files {listed:?} != on disk {on_disk:?}"
+        ));
     }
     problems
 }
@@ -144,7 +155,11 @@ fn generate_matches_reference() {
     let (mut checked, mut passed, mut successes) = (0, 0, 0);
     let mut report = String::new();
     for golden_path in files {
-        let rel = golden_path.strip_prefix(&goldens).unwrap().to_string_lossy().into_owned();
+        let rel = golden_path
+            .strip_prefix(&goldens)
+            .unwrap()
+            .to_string_lossy()
+            .into_owned();
         if only.as_deref().is_some_and(|o| !rel.contains(o)) {
             continue;
         }
@@ -161,8 +176,7 @@ fn generate_matches_reference() {
         let work = TempDir::new("src");
         let copy = work.path().join(source.file_name().unwrap());
         std::fs::copy(&source, &copy).unwrap();
-        let golden: Value =
-            serde_json::from_slice(&std::fs::read(&golden_path).unwrap()).unwrap();
+        let golden: Value = serde_json::from_slice(&std::fs::read(&golden_path).unwrap()).unwrap();
         for (mode, expected) in golden.as_object().unwrap() {
             checked += 1;
             if expected["exit"] == 0 {
@@ -176,7 +190,9 @@ fn generate_matches_reference() {
             }
         }
     }
-    eprintln!("generate parity: {passed}/{checked} runs match ({successes} successful generations)");
+    eprintln!(
+        "generate parity: {passed}/{checked} runs match ({successes} successful generations)"
+    );
     assert!(report.is_empty(), "{passed}/{checked} match\n{report}");
 }
 

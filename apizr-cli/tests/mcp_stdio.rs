@@ -45,6 +45,24 @@ fn client_python() -> Option<PathBuf> {
     None
 }
 
+/// Whether this `apizr` was built with the MCP transport (cargo feature `mcp` of
+/// apizr-runtime, enabled by apizr-cli). Without it `serve mcp` says so and exits 1.
+fn mcp_built() -> bool {
+    let out = Command::new(apizr())
+        .args(["serve", "mcp"])
+        .arg(demo())
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    if stderr.contains("cargo feature missing") {
+        eprintln!("skipping: apizr was built without the `mcp` feature of apizr-runtime");
+        return false;
+    }
+    assert!(out.status.success(), "serve mcp with no input: {stderr}");
+    true
+}
+
 fn without_result_type(mut v: Value) -> Value {
     if let Some(map) = v.as_object_mut() {
         map.remove("resultType");
@@ -57,8 +75,19 @@ fn official_client_over_stdio_matches_the_reference() {
     let Some(python) = client_python() else {
         return;
     };
+    if !mcp_built() {
+        return;
+    }
+    // `legacy`: the initialize handshake; `auto`: the session-less 2026-07-28 revision.
+    for (mode, protocol) in [("legacy", "2025-11-25"), ("auto", "2026-07-28")] {
+        check_mode(&python, mode, protocol);
+    }
+}
+
+fn check_mode(python: &Path, mode: &str, protocol: &str) {
     let out = Command::new(python)
         .arg(client_dir().join("drive.py"))
+        .args(["--mode", mode])
         .arg("--calls")
         .arg(client_dir().join("fixtures/mcp_tools_demo.calls.json"))
         .args(["--stdio", "--", apizr(), "serve", "mcp"])
@@ -76,7 +105,7 @@ fn official_client_over_stdio_matches_the_reference() {
             .unwrap(),
     )
     .unwrap();
-    assert_eq!(ours["protocol_version"], "2025-11-25");
+    assert_eq!(ours["protocol_version"], protocol);
     assert_eq!(ours["server_info"], reference["server_info"]);
     assert_eq!(ours["capabilities"], reference["capabilities"]);
     let tools = ours["tools"].as_array().unwrap();
@@ -102,6 +131,9 @@ fn official_client_over_stdio_matches_the_reference() {
 
 #[test]
 fn raw_stdio_lines() {
+    if !mcp_built() {
+        return;
+    }
     let mut child = Command::new(apizr())
         .args(["serve", "mcp"])
         .arg(demo())
@@ -132,7 +164,6 @@ fn raw_stdio_lines() {
     // Python decoding semantics: NaN is invalid input, big integers stay exact.
     send(br#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"add","arguments":{"a":NaN}}}"#);
     send(br#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"add","arguments":{"a":123456789012345678901234567890}}}"#);
-    drop(send);
     drop(stdin);
     let mut replies = Vec::new();
     let mut line = String::new();
@@ -141,6 +172,8 @@ fn raw_stdio_lines() {
         line.clear();
     }
     let _ = child.wait();
+    // Requests run concurrently: replies may come in any order.
+    replies.sort_by_key(|r| r["id"].as_i64());
     let ids: Vec<_> = replies.iter().map(|r| r["id"].clone()).collect();
     assert_eq!(
         ids,
@@ -171,4 +204,54 @@ fn raw_stdio_lines() {
         replies[4]["result"]["content"][0]["text"],
         r#"{"result":123456789012345678901234567892}"#
     );
+}
+
+#[test]
+fn cancelled_request_frees_the_worker() {
+    if !mcp_built() {
+        return;
+    }
+    let slow = client_dir().join("fixtures/mcp_slow.py");
+    let mut child = Command::new(apizr())
+        .args(["serve", "mcp", "--workers", "1"])
+        .arg(slow)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut send = |v: Value| {
+        stdin.write_all(v.to_string().as_bytes()).unwrap();
+        stdin.write_all(b"\n").unwrap();
+        stdin.flush().unwrap();
+    };
+    send(
+        json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{
+        "protocolVersion":"2025-11-25","capabilities":{},
+        "clientInfo":{"name":"raw","version":"0"}}}),
+    );
+    let mut line = String::new();
+    stdout.read_line(&mut line).unwrap();
+    send(json!({"jsonrpc":"2.0","method":"notifications/initialized"}));
+    let started = std::time::Instant::now();
+    send(json!({"jsonrpc":"2.0","id":2,"method":"tools/call",
+        "params":{"name":"nap","arguments":{"seconds":60}}}));
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    send(json!({"jsonrpc":"2.0","method":"notifications/cancelled",
+        "params":{"requestId":2,"reason":"test"}}));
+    send(json!({"jsonrpc":"2.0","id":3,"method":"tools/call",
+        "params":{"name":"quick","arguments":{"x":41}}}));
+    line.clear();
+    stdout.read_line(&mut line).unwrap();
+    let reply: Value = serde_json::from_str(&line).unwrap();
+    // The only worker was busy with `nap`: `quick` answers long before 60 s only because the
+    // cancellation killed it and a fresh worker took its place.
+    assert_eq!(reply["id"], 3, "{reply}");
+    assert_eq!(reply["result"]["structuredContent"], json!({"result": 42}));
+    assert!(started.elapsed() < std::time::Duration::from_secs(30));
+    drop(stdin);
+    let _ = child.kill();
+    let _ = child.wait();
 }

@@ -526,7 +526,7 @@ def _read_exact(n):
     return b"".join(chunks)
 
 
-def _read_serve_frame():
+def _read_serve_payload():
     header = _read_exact(8)
     if header is None:
         _exit(0)
@@ -534,12 +534,9 @@ def _read_serve_frame():
     if size > MAX_REQUEST:
         _exit(1)
     data = _read_exact(size)
-    if data is None or not data.endswith(b"\n"):
+    if data is None:
         _exit(1)
-    request = _loads(data.decode("utf-8"))
-    if type(request) is not dict:
-        _exit(1)
-    return request
+    return data
 
 
 # json.dumps(ensure_ascii=False, separators=(",", ":"), allow_nan=False): insertion order kept,
@@ -549,11 +546,14 @@ _ENCODE_ORDERED = _json.make_encoder(
 )
 
 
-def _send(status, value, limit):
+def _send(status, value=None, limit=MAX_REQUEST):
     # Serve-mode response payload: b"<status>\n<value JSON>\n".
     if _getpid() != _MAIN_PID:
         _exit(0)
-    body = (status + "\n" + "".join(_ENCODE_ORDERED(value, 0)) + "\n").encode("utf-8")
+    try:
+        body = (status + "\n" + "".join(_ENCODE_ORDERED(value, 0)) + "\n").encode("utf-8")
+    except BaseException:
+        body = b"result_invalid\nnull\n"
     if len(body) > limit:
         body = b"output_limit\nnull\n"
     frame = memoryview(len(body).to_bytes(8, "big") + body)
@@ -579,69 +579,70 @@ def _sets_to_lists(value):
     return value
 
 
-def _serve_call(module, request):
-    limit = int(request["limits"]["max_output_bytes"])
+class _Served:
+    # One capability, resolved and binding-checked once at start-up.
+    __slots__ = ("func", "is_async", "types", "positional_only", "sets_to_lists")
+
+    def __init__(self, module, spec):
+        params = spec["parameters"]
+        self.func = module.__dict__.get(spec["function"])
+        _verify_binding(self.func, spec["execution"], params)
+        self.is_async = spec["execution"] == "async"
+        self.types = {p["name"]: p["type"] for p in params}
+        self.positional_only = [p["name"] for p in params if p["kind"] == "positional_only"]
+        self.sets_to_lists = spec.get("sets") == "list"
+
+
+def _serve_call(served, data):
+    # Call payload: b"<capability>\n<positional-only count>\n<the caller's JSON text>". The
+    # server has already validated the text; decoding it here keeps the caller's key order in
+    # `dict`/`any` values, as the reference does.
     try:
-        execution = request["execution"]
-        params = request["parameters"]
-        arguments = request["arguments"]
-        if "body" in arguments:
-            # The caller's own JSON text (already validated by the server): decoding it here
-            # keeps the caller's key order in `dict`/`any` values, as the reference does.
-            body = _loads(arguments["body"].lstrip(" \t\n\r"))
-            count = int(arguments["positional_count"])
-            names = [p["name"] for p in params if p["kind"] == "positional_only"][:count]
-            arguments = {
-                "positional": [body[n] for n in names],
-                "keyword": {k: v for k, v in body.items() if k not in names},
-            }
-        func = module.__dict__.get(request["function"])
-        _verify_binding(func, execution, params)
-        by_name = {p["name"]: p["type"] for p in params}
-        positional_params = [p for p in params if p["kind"] != "keyword_only"]
+        name, count, body = data.split(b"\n", 2)
+        cap = served.get(name.decode("utf-8"))
+        if cap is None:
+            raise _Fail("binding_failed")
         try:
-            args = [
-                _convert(v, p["type"]) for v, p in zip(arguments["positional"], positional_params)
-            ]
+            obj = _loads(body.decode("utf-8").lstrip("\ufeff \t\n\r"))
+            names = cap.positional_only[: int(count)]
+            types = cap.types
+            args = [_convert(obj[n], types[n]) for n in names]
             kwargs = {}
-            for k, v in arguments["keyword"].items():
-                if k not in by_name:
-                    raise _Mismatch()
-                kwargs[k] = _convert(v, by_name[k])
-        except _Mismatch:
+            for k, v in obj.items():
+                if k not in names:
+                    kwargs[k] = _convert(v, types[k])
+        except (_Mismatch, KeyError, ValueError, TypeError):
             raise _Fail("invalid_input")
         try:
-            if execution == "async":
+            if cap.is_async:
                 import asyncio
 
-                result = asyncio.run(func(*args, **kwargs))
+                result = asyncio.run(cap.func(*args, **kwargs))
             else:
-                result = func(*args, **kwargs)
+                result = cap.func(*args, **kwargs)
         except BaseException:
             _print_exception()
             raise _Fail("execution_failed")
         try:
-            if request.get("sets") == "list":
+            if cap.sets_to_lists:
                 result = _sets_to_lists(result)
             value = _normalise(result)
-            _canon(value)
         except _Fail:
             raise
         except BaseException:
             raise _Fail("result_invalid")
-        _send("success", value, limit)
+        _send("success", value)
     except _Fail as failure:
-        _send(failure.status, None, limit)
+        _send(failure.status)
     except BaseException:
         _print_exception()
-        _send("worker_failed", None, limit)
+        _send("worker_failed")
 
 
 def _serve():
-    limit = 1 << 20
-    init = _read_serve_frame()
     try:
-        if init.get("protocol") != SERVE_PROTOCOL:
+        init = _loads(_read_serve_payload().decode("utf-8"))
+        if type(init) is not dict or init.get("protocol") != SERVE_PROTOCOL:
             raise _Fail("worker_failed")
         executable = init["executable"]
         source = binascii.a2b_base64(executable["base64"].encode("ascii"), strict_mode=True)
@@ -657,16 +658,17 @@ def _serve():
             raise _Fail("binding_failed")
         os.environ["APIZR_SERVED_PROCESS"] = "1"
         module = _load_module(name, init["path"], source)
+        served = {n: _Served(module, spec) for n, spec in init["capabilities"].items()}
     except _Fail as failure:
-        _send(failure.status, None, limit)
+        _send(failure.status)
         _exit(0)
     except BaseException:
         _print_exception()
-        _send("worker_failed", None, limit)
+        _send("worker_failed")
         _exit(0)
-    _send("success", None, limit)
+    _send("success")
     while True:
-        _serve_call(module, _read_serve_frame())
+        _serve_call(served, _read_serve_payload())
 
 
 if sys.argv[1:] == ["--serve"]:

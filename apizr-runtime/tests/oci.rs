@@ -518,7 +518,7 @@ fn worker_image_from_a_rootfs_tarball() {
         .unwrap();
     for id in [built.image.as_str(), imported] {
         let path = format!("/images/{id}?force=1");
-        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
         let resp = engine
             .call(
                 "DELETE",
@@ -534,4 +534,20 @@ fn worker_image_from_a_rootfs_tarball() {
             resp.message()
         );
     }
+}
+
+/// `cpu_millis` becomes a CFS quota: a busy loop over 1.5 s of wall time gets at most about a
+/// quarter of a CPU with `cpu_millis: 250` (upper bound only: a loaded host gives less).
+#[test]
+fn cpu_millis_is_a_cfs_quota() {
+    let Some(image) = image() else { return };
+    let source = "import time\ndef spin():\n    end = time.monotonic() + 1.5\n    while time.monotonic() < end:\n        pass\n    return time.process_time()\n";
+    let policy = v2(r#"{"resources":{"cpu_millis":250},"limits":{"wall_time_ms":20000}}"#);
+    let out = run(&call0(source, "spin"), &policy, image);
+    assert_status(&out, "success");
+    let cpu = value_of(&out).as_f64().unwrap();
+    assert!(
+        cpu < 0.75,
+        "{cpu} s of CPU in 1.5 s of wall time with a 0.25 CPU quota"
+    );
 }

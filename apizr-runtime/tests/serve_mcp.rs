@@ -47,7 +47,13 @@ fn contracts(case: &str) -> (Value, Vec<InvocationContract>) {
     (manifest, contracts)
 }
 
-const CASES: [&str; 4] = ["mcp_names", "mcp_tools_demo", "mcp_types", "pricing"];
+const CASES: [&str; 5] = [
+    "mcp_names",
+    "mcp_slow",
+    "mcp_tools_demo",
+    "shapes_demo",
+    "pricing",
+];
 
 #[test]
 fn tool_names_and_mcp_tools_json_match_the_reference() {
@@ -100,7 +106,7 @@ fn naming_rule_vectors() {
 
 #[test]
 fn output_schemas_are_object_rooted() {
-    let (_, contracts) = contracts("mcp_types");
+    let (_, contracts) = contracts("shapes_demo");
     let set = ToolSet::new(&contracts).unwrap();
     let schema = |name: &str| {
         set.get(name)
@@ -124,16 +130,21 @@ fn output_schemas_are_object_rooted() {
 }
 
 fn demo_spec() -> ServeSpec {
-    let (manifest, contracts) = contracts("mcp_tools_demo");
+    case_spec("mcp_tools_demo")
+}
+
+/// A direct-mode spec of one fixture module (`fixtures/<case>.py`, module `<case>`).
+fn case_spec(case: &str) -> ServeSpec {
+    let (manifest, contracts) = contracts(case);
     let Some(Value::Str(path)) = manifest.get("executable_path") else {
         panic!()
     };
-    let bytes = std::fs::read(client_dir().join("fixtures/mcp_tools_demo.py")).unwrap();
+    let bytes = std::fs::read(client_dir().join(format!("fixtures/{case}.py"))).unwrap();
     ServeSpec::from_contracts(
         contracts,
         ServeSource {
             executable: Executable::new(bytes),
-            module: "mcp_tools_demo".into(),
+            module: case.into(),
             executable_path: path.clone(),
             ir_digest: None,
             readiness_digest: None,
@@ -145,8 +156,8 @@ fn demo_spec() -> ServeSpec {
     )
 }
 
-fn transcript() -> Json {
-    serde_json::from_slice(&reference("mcp_tools_demo", "transcript.json")).unwrap()
+fn case_transcript(case: &str) -> Json {
+    serde_json::from_slice(&reference(case, "transcript.json")).unwrap()
 }
 
 /// A result as compared: the wire object without `resultType` (protocol-revision dependent).
@@ -158,24 +169,27 @@ fn comparable(mut result: Json) -> Json {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn in_process_results_match_the_reference_transcript() {
-    let handler = mcp::start_handler(demo_spec()).await.unwrap();
-    let reference = transcript();
-    let calls = reference["calls"].as_array().unwrap();
-    assert!(calls.len() >= 15);
-    for call in calls {
-        let name = call["name"].as_str().unwrap();
-        let arguments = call
-            .get("arguments")
-            .map(|a| a.as_object().unwrap().clone());
-        let ours = serde_json::to_value(handler.call(name, arguments).await).unwrap();
-        assert_eq!(
-            comparable(ours),
-            comparable(call["result"].clone()),
-            "{name} {:?}",
-            call.get("arguments")
-        );
+async fn in_process_results_match_the_reference_transcripts() {
+    let mut compared = 0;
+    for case in ["mcp_tools_demo", "shapes_demo"] {
+        let handler = mcp::start_handler(case_spec(case)).await.unwrap();
+        let reference = case_transcript(case);
+        for call in reference["calls"].as_array().unwrap() {
+            let name = call["name"].as_str().unwrap();
+            let arguments = call
+                .get("arguments")
+                .map(|a| a.as_object().unwrap().clone());
+            let ours = serde_json::to_value(handler.call(name, arguments).await).unwrap();
+            assert_eq!(
+                comparable(ours),
+                comparable(call["result"].clone()),
+                "{case}: {name} {:?}",
+                call.get("arguments")
+            );
+            compared += 1;
+        }
     }
+    assert!(compared >= 30, "{compared}");
 }
 
 fn client_python() -> Option<PathBuf> {
@@ -200,7 +214,14 @@ fn client_python() -> Option<PathBuf> {
 }
 
 async fn start_http(options: HttpOptions) -> (String, tokio::sync::oneshot::Sender<()>) {
-    let handler: McpHandler = mcp::start_handler(demo_spec()).await.unwrap();
+    start_case_http(options, "mcp_tools_demo").await
+}
+
+async fn start_case_http(
+    options: HttpOptions,
+    case: &str,
+) -> (String, tokio::sync::oneshot::Sender<()>) {
+    let handler: McpHandler = mcp::start_handler(case_spec(case)).await.unwrap();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
@@ -232,8 +253,8 @@ async fn drive(python: PathBuf, args: Vec<String>) -> Json {
     .unwrap()
 }
 
-fn check_transcript(ours: &Json, protocol: &str) {
-    let reference = transcript();
+fn check_transcript(ours: &Json, protocol: &str, case: &str) {
+    let reference = case_transcript(case);
     assert_eq!(ours["protocol_version"], protocol);
     assert_eq!(ours["server_info"], reference["server_info"]);
     assert_eq!(ours["capabilities"], reference["capabilities"]);
@@ -268,24 +289,27 @@ async fn official_client_over_streamable_http() {
     let Some(python) = client_python() else {
         return;
     };
-    let (addr, stop) = start_http(HttpOptions::default()).await;
-    let calls = client_dir().join("fixtures/mcp_tools_demo.calls.json");
-    let url = format!("http://{addr}/mcp");
-    let args = |mode: &str| {
-        vec![
-            "--http".into(),
-            url.clone(),
-            "--calls".into(),
-            calls.display().to_string(),
-            "--mode".into(),
-            mode.into(),
-        ]
-    };
-    let legacy = drive(python.clone(), args("legacy")).await;
-    check_transcript(&legacy, "2025-11-25");
-    let modern = drive(python, args("auto")).await;
-    check_transcript(&modern, "2026-07-28");
-    let _ = stop.send(());
+    for case in ["mcp_tools_demo", "shapes_demo"] {
+        let (addr, stop) = start_case_http(HttpOptions::default(), case).await;
+        let calls = client_dir().join(format!("fixtures/{case}.calls.json"));
+        let url = format!("http://{addr}/mcp");
+        let args = |mode: &str| {
+            vec![
+                "--http".into(),
+                url.clone(),
+                "--calls".into(),
+                calls.display().to_string(),
+                "--mode".into(),
+                mode.into(),
+            ]
+        };
+        // The client validates every structured result against our outputSchema.
+        let legacy = drive(python.clone(), args("legacy")).await;
+        check_transcript(&legacy, "2025-11-25", case);
+        let modern = drive(python.clone(), args("auto")).await;
+        check_transcript(&modern, "2026-07-28", case);
+        let _ = stop.send(());
+    }
 }
 
 /// A raw HTTP/1.1 POST; returns (status, body).
@@ -351,4 +375,36 @@ async fn http_admission_and_token() {
 fn handler_is_shareable() {
     fn assert_send_sync<T: Send + Sync + Clone>() {}
     assert_send_sync::<McpHandler>();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn direct_timeout_maps_to_the_timeout_text() {
+    let mut spec = demo_spec();
+    // Same contracts, but `add` now sleeps past the deadline.
+    let source = std::fs::read_to_string(client_dir().join("fixtures/mcp_tools_demo.py"))
+        .unwrap()
+        .replace(
+            "    return a + b\n",
+            "    import time\n    time.sleep(30)\n    return a + b\n",
+        );
+    spec.source.executable = Executable::new(source.into_bytes());
+    spec.mode = ExecutionMode::Direct {
+        workers: 1,
+        timeout: Some(std::time::Duration::from_millis(500)),
+    };
+    let handler = mcp::start_handler(spec).await.unwrap();
+    let started = std::time::Instant::now();
+    let slow = handler
+        .call("add", json!({"a": 1}).as_object().cloned())
+        .await;
+    assert!(started.elapsed() < std::time::Duration::from_secs(10));
+    let slow = serde_json::to_value(slow).unwrap();
+    assert_eq!(slow["isError"], true);
+    assert_eq!(slow["content"][0]["text"], "Tool execution timed out");
+    // The killed worker is replaced: the next call succeeds.
+    let next = handler
+        .call("divide", json!({"x": 1, "y": 4}).as_object().cloned())
+        .await;
+    let next = serde_json::to_value(next).unwrap();
+    assert_eq!(next["structuredContent"], json!({"result": 0.25}));
 }

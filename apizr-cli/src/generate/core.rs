@@ -14,7 +14,7 @@ use apizr_ir::plan::{BoundSource, RuntimePlan};
 use apizr_ir::policy::PolicyV1;
 use apizr_ir::{Digest, Inspection, SourceKind};
 
-use super::{manifest, mcp, openapi, project, pyjson};
+use super::{conditional, manifest, mcp, openapi, project, pyjson};
 
 /// Sorted relative paths (always `/`-separated) → file bytes.
 pub type FileTree = BTreeMap<String, Vec<u8>>;
@@ -83,6 +83,8 @@ pub struct Request {
     pub runtime_image: Option<String>,
     pub runtime_platform: Option<String>,
     pub runtime_dependency: RuntimeDependency,
+    /// Expose explicitly selected `conditional` capabilities (see [`super::conditional`]).
+    pub allow_conditional: bool,
 }
 
 /// The rendered project and the stdout summary line.
@@ -138,6 +140,8 @@ pub struct Planned {
     pub executable: Vec<u8>,
     pub notebook: Option<Vec<u8>>,
     pub policy: Option<PolicyV1>,
+    /// `--allow-conditional`: capability id → its readiness record, for the manifest.
+    pub conditional: Option<apizr_ir::Value>,
 }
 
 /// Render the whole project.
@@ -155,7 +159,14 @@ pub fn generate(request: &Request) -> Result<Generated, GenerateError> {
         None => None,
     };
     let inspection = outcome.inspection;
-    let contracts = interface::plan_interfaces(&parsed, &inspection, selection.as_deref())?;
+    let (contracts, conditional) = match (&selection, request.allow_conditional) {
+        (Some(selection), true) => conditional::plan(&parsed, &inspection, selection)?,
+        (None, true) => return Err(input("--allow-conditional requires --select")),
+        (_, false) => (
+            interface::plan_interfaces(&parsed, &inspection, selection.as_deref())?,
+            None,
+        ),
+    };
     let (executable, notebook) = match request.kind {
         SourceKind::Python => (request.source.clone(), None),
         SourceKind::Notebook => (
@@ -171,6 +182,7 @@ pub fn generate(request: &Request) -> Result<Generated, GenerateError> {
         executable,
         notebook,
         policy,
+        conditional,
     };
     if Digest::sha256(&planned.executable) != planned.bound.executable_digest {
         return Err(input("executable bytes do not match the inspected digest"));
@@ -259,9 +271,13 @@ fn render(planned: &Planned, dependency: &RuntimeDependency) -> Result<Generated
             });
             tree.insert(path, bytes);
         }
-        let bundle = manifest::execution_bundle(planned.transport, policy, &plans, &endpoints, &tree)
-            .map_err(input)?;
-        tree.insert("execution/bundle.json".into(), canonical(bundle.canonical_bytes())?);
+        let bundle =
+            manifest::execution_bundle(planned.transport, policy, &plans, &endpoints, &tree)
+                .map_err(input)?;
+        tree.insert(
+            "execution/bundle.json".into(),
+            canonical(bundle.canonical_bytes())?,
+        );
     }
     let covered = tree.clone();
     for (path, bytes) in project::render(planned, dependency).map_err(input)? {
@@ -282,10 +298,18 @@ fn insert_source(tree: &mut FileTree, planned: &Planned) {
     let module = &planned.inspection.capability_ir.source.module;
     let parts: Vec<&str> = module.split('.').collect();
     for depth in 1..parts.len() {
-        let package = parts.iter().take(depth).copied().collect::<Vec<_>>().join("/");
+        let package = parts
+            .iter()
+            .take(depth)
+            .copied()
+            .collect::<Vec<_>>()
+            .join("/");
         tree.insert(format!("source/{package}/__init__.py"), Vec::new());
     }
-    tree.insert(planned.bound.executable_path.clone(), planned.executable.clone());
+    tree.insert(
+        planned.bound.executable_path.clone(),
+        planned.executable.clone(),
+    );
     if let Some(notebook) = &planned.notebook {
         tree.insert("notebook.ipynb".into(), notebook.clone());
     }
@@ -297,4 +321,3 @@ pub struct PlanEntry {
     pub path: String,
     pub digest: Digest,
 }
-

@@ -5,7 +5,8 @@
 //! its files are all runtime files. Ours also include the project scaffolding (`Cargo.toml`,
 //! `src/`, `Dockerfile`, `.dockerignore`, `k8s/`, `README.md`) that users are expected to edit
 //! and that the server never reads, so `artifacts` covers only the contract, source and
-//! execution files: the ones a server verifies before it answers.
+//! execution files: the ones a server verifies before it answers. With `--allow-conditional`
+//! the manifest gains a top-level `conditional` map (capability id → readiness reasons).
 
 use std::collections::BTreeMap;
 
@@ -85,6 +86,9 @@ pub fn transport_manifest(planned: &Planned, endpoints: Vec<Value>, covered: &Fi
         (key, Value::Array(endpoints)),
         ("schema_version", text(transport.schema())),
     ];
+    if let Some(conditional) = &planned.conditional {
+        extra.push(("conditional", conditional.clone()));
+    }
     if transport == Transport::Mcp {
         extra.push((
             "protocol",

@@ -2,7 +2,8 @@
 //! selected capabilities of one Python file or notebook (contract 8).
 //!
 //! Split so that everything but the final write is a pure function over bytes:
-//! * [`core`] — inspection, selection and policy → a [`FileTree`] (sorted paths → bytes);
+//! * [`core`] — inspection, selection and policy → a [`core::FileTree`] (sorted paths → bytes);
+//! * [`conditional`] — `--allow-conditional` selection (beyond the reference);
 //! * [`openapi`], [`mcp`], [`manifest`] — the contract documents (byte parity with 0.4.6);
 //! * [`project`] — the Rust crate around them, rendered from `templates/generate/` (askama);
 //! * [`output`] — output-directory safety and the one place that writes (temp dir + rename).
@@ -10,6 +11,7 @@
 //! The CLI layer here reads the inputs, maps errors to the reference's exit codes (2 for
 //! unusable input, 1 for an eligibility refusal) and prints the reference's stdout summary.
 
+pub mod conditional;
 pub mod core;
 pub mod manifest;
 pub mod mcp;
@@ -60,6 +62,10 @@ pub struct GenerateArgs {
     /// OCI platform (`apizr.execution/v2` policies only)
     #[arg(long, value_enum)]
     pub runtime_platform: Option<Platform>,
+    /// Also expose explicitly selected capabilities whose readiness is `conditional`; their
+    /// readiness reasons are recorded in the manifest (the reference refuses them)
+    #[arg(long)]
+    pub allow_conditional: bool,
 }
 
 /// Run `generate rest|mcp`; messages go to stderr as `apizr generate <kind>: <message>`.
@@ -104,6 +110,7 @@ fn generate(transport: Transport, args: &GenerateArgs) -> Result<String, Generat
         runtime_image: args.runtime_image.clone(),
         runtime_platform: args.runtime_platform.map(|p| format!("{p:?}")),
         runtime_dependency: runtime_dependency(&args.output_dir),
+        allow_conditional: args.allow_conditional,
     };
     let generated = core::generate(&request)?;
     output::write_tree(&args.output_dir, &generated.tree)?;
@@ -167,10 +174,16 @@ mod tests {
     #[test]
     fn relative_paths() {
         assert_eq!(
-            relative_path(Path::new("/w/main/target/gen/x"), Path::new("/w/main/apizr-runtime")),
+            relative_path(
+                Path::new("/w/main/target/gen/x"),
+                Path::new("/w/main/apizr-runtime")
+            ),
             "../../../apizr-runtime"
         );
         assert_eq!(relative_path(Path::new("/a/b"), Path::new("/a/b")), ".");
-        assert_eq!(relative_path(Path::new("/tmp/out"), Path::new("/w/r")), "../../w/r");
+        assert_eq!(
+            relative_path(Path::new("/tmp/out"), Path::new("/w/r")),
+            "../../w/r"
+        );
     }
 }

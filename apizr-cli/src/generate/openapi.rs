@@ -21,10 +21,7 @@ pub fn text(s: &str) -> Value {
 }
 
 fn json_content(schema: Value) -> Value {
-    obj(vec![(
-        "application/json",
-        obj(vec![("schema", schema)]),
-    )])
+    obj(vec![("application/json", obj(vec![("schema", schema)]))])
 }
 
 fn described(description: &str) -> Value {
@@ -102,10 +99,8 @@ pub fn route(contract: &InvocationContract) -> String {
 
 /// The whole document.
 pub fn document(contracts: &[InvocationContract]) -> Value {
-    let mut paths: BTreeMap<String, Value> = contracts
-        .iter()
-        .map(|c| (route(c), operation(c)))
-        .collect();
+    let mut paths: BTreeMap<String, Value> =
+        contracts.iter().map(|c| (route(c), operation(c))).collect();
     paths.insert("/health".into(), health());
     obj(vec![
         (

@@ -260,9 +260,15 @@ mod tests {
 
     #[test]
     fn package_names() {
-        assert_eq!(package_name(Transport::Rest, "pricing"), "apizr-rest-pricing");
+        assert_eq!(
+            package_name(Transport::Rest, "pricing"),
+            "apizr-rest-pricing"
+        );
         assert_eq!(package_name(Transport::Mcp, "a.b_c"), "apizr-mcp-a-b-c");
-        assert_eq!(package_name(Transport::Rest, "ünïcode"), "apizr-rest-n-code");
+        assert_eq!(
+            package_name(Transport::Rest, "ünïcode"),
+            "apizr-rest-n-code"
+        );
     }
 
     #[test]

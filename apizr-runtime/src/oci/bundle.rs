@@ -85,8 +85,7 @@ fn write_file(path: &Path, bytes: &[u8]) -> io::Result<()> {
         .create_new(true)
         .mode(0o444)
         .open(path)?;
-    file.write_all(bytes)?;
-    file.sync_data().or(Ok(()))
+    file.write_all(bytes)
 }
 
 fn make_writable(dir: &Path) {

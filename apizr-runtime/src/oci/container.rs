@@ -13,6 +13,8 @@
 //! except the allow-listed names, exactly what the reference's entrypoint module does.
 
 use std::path::Path;
+use std::thread;
+use std::time::{Duration, Instant};
 
 use apizr_ir::policy_v2::PolicyV2;
 use serde_json::{Value as Json, json};
@@ -25,6 +27,9 @@ pub const EXECUTION_LABEL: (&str, &str) = ("org.apizr.execution", "oci-v1");
 /// a margin); [`sweep_expired`] removes such leftovers of killed callers.
 pub const EXPIRES_LABEL: &str = "org.apizr.expires";
 const EXPIRY_MARGIN_SECS: u64 = 60;
+/// After three failed removal attempts, how long an in-progress removal may take to finish.
+const REMOVAL_GRACE: Duration = Duration::from_secs(30);
+const REMOVAL_POLL: Duration = Duration::from_millis(100);
 pub const CONTAINER_USER: &str = "65532:65532";
 pub const PYTHON: &str = "/usr/local/bin/python";
 pub const CPU_PERIOD: u64 = 100_000;
@@ -177,7 +182,7 @@ impl ContainerGuard {
     }
 
     /// Remove now: up to three `DELETE ?force=1&v=1`, then an exact-name listing that must be
-    /// empty. `Err` means removal could not be confirmed (`cleanup_failed`).
+    /// (or within 30 s become) empty. `Err` means removal could not be confirmed (`cleanup_failed`).
     pub fn remove(&mut self) -> Result<(), String> {
         if let Some(done) = &self.done {
             return done.clone();
@@ -194,10 +199,18 @@ impl ContainerGuard {
             }
         }
         if outcome.is_err() {
-            outcome = match self.engine.container_exists(&self.name) {
-                Ok(false) => Ok(()),
-                Ok(true) => Err(format!("container {} still exists: {last}", self.name)),
-                Err(e) => Err(format!("{last}; listing failed: {e}")),
+            // A removal the engine is still performing (a DELETE that outlived our timeout
+            // answers 409 "already in progress" on retry) counts once the name is gone.
+            let until = Instant::now() + REMOVAL_GRACE;
+            outcome = loop {
+                match self.engine.container_exists(&self.name) {
+                    Ok(false) => break Ok(()),
+                    Ok(true) if Instant::now() < until => thread::sleep(REMOVAL_POLL),
+                    Ok(true) => {
+                        break Err(format!("container {} still exists: {last}", self.name));
+                    }
+                    Err(e) => break Err(format!("{last}; listing failed: {e}")),
+                }
             };
         }
         self.done = Some(outcome.clone());

@@ -14,7 +14,23 @@
 //!   offline.
 //!
 //! The entry point for `apizr execute` and servers is [`OciRuntime::execute`] (or the
-//! one-shot [`execute_v2`]).
+//! one-shot [`execute_v2`] / [`execute_for_cli`]); servers can put an [`OciPool`] in front.
+//!
+//! Differences from the reference (contract 7.3–7.5), all deliberate:
+//! * Engine API over the socket instead of the `docker` CLI; the API version is negotiated
+//!   (1.41 … 1.47) and pinned in every path.
+//! * Host checks look at the controls (memory+swap, CFS quota/period, pids, seccomp enabled
+//!   with any profile) instead of string-matching `profile=builtin`, so stock Docker 20.10
+//!   (Debian 12) works; the report lists what was found.
+//! * The worker is the embedded v1 worker, sent with `python -I -S -c` (the same bytes as the
+//!   local backend, so image and runtime cannot drift); images built by `apizr image build`
+//!   also carry a copy and its digest label.
+//! * Strict `subprocess.mode: deny` reuses the v1 worker's seccomp programs (fork, vfork,
+//!   execve, execveat and non-thread clone → EPERM, clone3 → ENOSYS), installed before the
+//!   module is compiled; threads keep working. ptrace/io_uring are left to the engine's
+//!   default seccomp profile and `CapDrop: ALL`.
+//! * Containers carry an expiry label; each runtime sweeps expired leftovers of killed
+//!   callers once (a guard removes them on every other path, panics included).
 
 pub mod build;
 pub mod bundle;

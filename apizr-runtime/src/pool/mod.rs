@@ -14,7 +14,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use apizr_ir::Value;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use apizr_ir::interface::InvocationContract;
+use tokio::io::{AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 use tokio::sync::{Mutex, Semaphore};
 
@@ -51,12 +52,16 @@ pub struct PoolConfig {
     pub module: String,
     /// `source/<module path>.py`, the file name in tracebacks.
     pub path: String,
+    /// The served contracts; each worker resolves and binding-checks them once at start-up.
+    pub capabilities: Vec<InvocationContract>,
+    pub sets: SetResults,
 }
 
 struct Worker {
     child: Child,
     stdin: ChildStdin,
-    stdout: ChildStdout,
+    /// Buffered: one read usually brings the whole response frame.
+    stdout: BufReader<ChildStdout>,
 }
 
 impl Drop for Worker {
@@ -98,6 +103,7 @@ impl Pool {
                 ("protocol".to_string(), Value::Str(SERVE_PROTOCOL.into())),
                 ("module".to_string(), Value::Str(config.module.clone())),
                 ("path".to_string(), Value::Str(config.path.clone())),
+                ("capabilities".to_string(), capability_table(&config)?),
                 (
                     "executable".to_string(),
                     Value::Object(
@@ -175,7 +181,7 @@ impl Pool {
         let mut worker = Worker {
             child,
             stdin,
-            stdout,
+            stdout: BufReader::with_capacity(64 * 1024, stdout),
         };
         let answer = exchange(&mut worker, &self.init_frame).await?;
         if answer.status != Status::Success {
@@ -249,12 +255,11 @@ impl Drop for Lease<'_> {
     }
 }
 
-/// What a pool worker answered: the status, and for success the value both decoded and as
-/// the worker's own JSON bytes (dict insertion order kept, Python float formatting).
+/// What a pool worker answered: the status and the value as the worker's own JSON bytes
+/// (dict insertion order kept, Python float formatting; `null` unless success).
 #[derive(Debug, Clone, PartialEq)]
 pub struct PoolAnswer {
     pub status: Status,
-    pub value: Value,
     pub raw: Vec<u8>,
 }
 
@@ -262,7 +267,6 @@ impl PoolAnswer {
     fn status(status: Status) -> Self {
         PoolAnswer {
             status,
-            value: Value::Null,
             raw: b"null".to_vec(),
         }
     }
@@ -290,11 +294,8 @@ async fn exchange(worker: &mut Worker, frame: &[u8]) -> Result<PoolAnswer, PoolE
         .ok()
         .and_then(Status::from_wire)
         .ok_or_else(bad)?;
-    let value = apizr_ir::admission::parse_permissive(raw)
-        .map_err(|e| PoolError::Protocol(e.to_string()))?;
     Ok(PoolAnswer {
         status,
-        value,
         raw: raw.to_vec(),
     })
 }
@@ -306,100 +307,53 @@ pub enum SetResults {
     Reject,
 }
 
-/// The call frame payload for one validated call.
-/// With `body` (the caller's validated JSON text) the worker decodes the arguments itself,
-/// keeping the caller's key order; otherwise the validated values are sent.
-pub fn call_frame(
-    contract: &apizr_ir::interface::InvocationContract,
-    call: &crate::validate::ValidatedCall,
-    body: Option<&str>,
-    sets: SetResults,
-) -> Result<Vec<u8>, PoolError> {
+/// The start-up table `{name: {execution, function, parameters, sets}}` sent to each worker.
+fn capability_table(config: &PoolConfig) -> Result<Value, PoolError> {
     let enc = |e: apizr_ir::CanonicalError| PoolError::Encode(e.to_string());
-    let parameters = contract
-        .parameters
-        .iter()
-        .map(|p| {
-            Ok(Value::Object(
-                [
-                    (
-                        "kind".to_string(),
-                        apizr_ir::to_value(&p.kind).map_err(enc)?,
-                    ),
-                    ("name".to_string(), Value::Str(p.name.clone())),
-                    ("required".to_string(), Value::Bool(p.required)),
-                    (
-                        "type".to_string(),
-                        apizr_ir::to_value(&p.type_spec).map_err(enc)?,
-                    ),
-                ]
-                .into_iter()
-                .collect(),
-            ))
-        })
-        .collect::<Result<Vec<_>, PoolError>>()?;
-    let execution = apizr_ir::to_value(&contract.execution).map_err(enc)?;
-    let arguments = match body {
-        Some(text) => Value::Object(
-            [
-                ("body".to_string(), Value::Str(text.to_string())),
-                (
-                    "positional_count".to_string(),
-                    Value::Int(i64::try_from(call.positional.len()).unwrap_or(i64::MAX)),
-                ),
-            ]
-            .into_iter()
-            .collect(),
-        ),
-        None => Value::Object(
-            [
-                (
-                    "keyword".to_string(),
-                    Value::Object(call.keyword.clone()),
-                ),
-                (
-                    "positional".to_string(),
-                    Value::Array(call.positional.clone()),
-                ),
-            ]
-            .into_iter()
-            .collect(),
-        ),
-    };
-    let doc = Value::Object(
-        [
-            ("arguments".to_string(), arguments),
-            ("execution".to_string(), execution),
-            ("function".to_string(), Value::Str(contract.name.clone())),
-            (
-                "limits".to_string(),
-                Value::Object(
-                    [(
-                        "max_output_bytes".to_string(),
-                        Value::Int(MAX_RESPONSE_BYTES as i64),
-                    )]
-                    .into_iter()
-                    .collect(),
-                ),
-            ),
-            ("parameters".to_string(), Value::Array(parameters)),
-            (
-                "sets".to_string(),
-                Value::Str(
-                    match sets {
-                        SetResults::ToList => "list",
-                        SetResults::Reject => "reject",
-                    }
-                    .into(),
-                ),
-            ),
-        ]
-        .into_iter()
-        .collect(),
+    let sets = Value::Str(
+        match config.sets {
+            SetResults::ToList => "list",
+            SetResults::Reject => "reject",
+        }
+        .into(),
     );
-    let bytes = doc.canonical_bytes().map_err(enc)?;
-    if bytes.len() > MAX_REQUEST_BYTES {
+    let mut table = std::collections::BTreeMap::new();
+    for contract in &config.capabilities {
+        let entry = Value::Object(
+            [
+                (
+                    "execution".to_string(),
+                    apizr_ir::to_value(&contract.execution).map_err(enc)?,
+                ),
+                ("function".to_string(), Value::Str(contract.name.clone())),
+                (
+                    "parameters".to_string(),
+                    apizr_ir::to_value(&contract.parameters).map_err(enc)?,
+                ),
+                ("sets".to_string(), sets.clone()),
+            ]
+            .into_iter()
+            .collect(),
+        );
+        table.insert(contract.name.clone(), entry);
+    }
+    Ok(Value::Object(table))
+}
+
+/// The call payload: `<capability>\n<positional-only count>\n<the caller's JSON text>`.
+/// The text must already have passed admission and validation; the worker decodes it again
+/// (keeping the caller's key order) and converts each value per TypeSpec.
+pub fn call_frame(name: &str, positional_count: usize, body: &[u8]) -> Result<Vec<u8>, PoolError> {
+    let count = positional_count.to_string();
+    let len = name.len() + count.len() + body.len() + 2;
+    if len > MAX_REQUEST_BYTES || name.contains('\n') {
         return Err(PoolError::Encode("request frame too large".into()));
     }
-    Ok(bytes)
+    let mut frame = Vec::with_capacity(len);
+    frame.extend_from_slice(name.as_bytes());
+    frame.push(b'\n');
+    frame.extend_from_slice(count.as_bytes());
+    frame.push(b'\n');
+    frame.extend_from_slice(body);
+    Ok(frame)
 }

@@ -256,7 +256,6 @@ pub struct Invoker {
     backend: Backend,
     gates: BTreeMap<String, Gate>,
     pub metrics: Arc<Metrics>,
-    sets: SetResults,
 }
 
 impl std::fmt::Debug for Invoker {
@@ -280,6 +279,12 @@ impl Invoker {
                     executable: spec.source.executable.clone(),
                     module: spec.source.module.clone(),
                     path: spec.source.executable_path.clone(),
+                    capabilities: spec
+                        .capabilities
+                        .iter()
+                        .map(|c| c.contract.clone())
+                        .collect(),
+                    sets,
                 })
                 .await?;
                 Backend::Direct(pool)
@@ -321,7 +326,6 @@ impl Invoker {
             backend,
             gates,
             metrics: Arc::new(Metrics::new(names)),
-            sets,
         })
     }
 
@@ -343,21 +347,33 @@ impl Invoker {
 
     /// One call: admission → decode → validation → gate → execution.
     pub async fn call(&self, name: &str, arguments: &[u8], cancel: CancelOnDrop) -> CallResult {
-        self.call_detailed(name, arguments, cancel).await.0
+        self.run(name, arguments, cancel, true).await.0
     }
 
-    /// As [`Invoker::call`], plus (direct mode, success only) the worker's own JSON bytes of
-    /// the value: dict insertion order kept, as the reference's direct REST answers.
-    pub async fn call_detailed(
+    /// As [`Invoker::call`], but in direct mode a success carries the worker's own JSON bytes
+    /// of the value (dict insertion order kept, as the reference's direct REST answers) and
+    /// the value itself is not decoded (`Success(Null)`). Governed successes carry the value
+    /// and no bytes.
+    pub async fn call_json(
         &self,
         name: &str,
         arguments: &[u8],
         cancel: CancelOnDrop,
     ) -> (CallResult, Option<Vec<u8>>) {
+        self.run(name, arguments, cancel, false).await
+    }
+
+    async fn run(
+        &self,
+        name: &str,
+        arguments: &[u8],
+        cancel: CancelOnDrop,
+        decode: bool,
+    ) -> (CallResult, Option<Vec<u8>>) {
         let started = Instant::now();
         self.metrics.in_flight.fetch_add(1, Ordering::Relaxed);
         let result = tokio::select! {
-            r = self.call_inner(name, arguments) => r,
+            r = self.call_inner(name, arguments, decode) => r,
             () = cancel.cancelled() => (CallResult::Failed(None), None),
         };
         self.metrics.in_flight.fetch_sub(1, Ordering::Relaxed);
@@ -366,7 +382,12 @@ impl Invoker {
         result
     }
 
-    async fn call_inner(&self, name: &str, arguments: &[u8]) -> (CallResult, Option<Vec<u8>>) {
+    async fn call_inner(
+        &self,
+        name: &str,
+        arguments: &[u8],
+        decode: bool,
+    ) -> (CallResult, Option<Vec<u8>>) {
         let (Some(capability), Some(gate)) = (self.spec.capability(name), self.gates.get(name))
         else {
             return (CallResult::Unknown, None);
@@ -411,15 +432,22 @@ impl Invoker {
         };
         let result = match &self.backend {
             Backend::Direct(pool) => {
-                let body = std::str::from_utf8(arguments).ok();
-                let frame = match call_frame(&capability.contract, &call, body, self.sets) {
+                let frame = match call_frame(&capability.name, call.positional.len(), arguments) {
                     Ok(f) => f,
                     Err(_) => return (invalid("Expected a finite JSON value".into()), None),
                 };
                 let answer = pool.call(&frame).await;
-                let raw = (answer.status == Status::Success).then_some(answer.raw);
                 drop(permit);
-                return (map_status(answer.status, answer.value, governed), raw);
+                if answer.status != Status::Success {
+                    return (map_status(answer.status, Value::Null, governed), None);
+                }
+                if !decode {
+                    return (CallResult::Success(Value::Null), Some(answer.raw));
+                }
+                return match parse_permissive(&answer.raw) {
+                    Ok(value) => (CallResult::Success(value), None),
+                    Err(_) => (CallResult::Failed(Some(Status::WorkerFailed)), None),
+                };
             }
             Backend::Governed { runtime, policy } => {
                 let request = call_request(&self.spec.source, &capability.contract, call, policy);

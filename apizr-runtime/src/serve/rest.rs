@@ -157,7 +157,7 @@ async fn call(
         );
     };
     let (result, raw) = invoker
-        .call_detailed(&name, &bytes, CancelOnDrop::never())
+        .call_json(&name, &bytes, CancelOnDrop::never())
         .await;
     let response = match result {
         CallResult::Success(_) if raw.is_some() => {

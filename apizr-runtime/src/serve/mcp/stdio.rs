@@ -97,10 +97,15 @@ pub async fn serve_stdio(handler: McpHandler) -> Result<(), ServeError> {
     // Admitted lines are at most MAX_LINE_BYTES, so rmcp must accept them all.
     let transport = AsyncRwTransport::<rmcp::RoleServer, _, _>::new(read, stdout)
         .with_max_line_length(MAX_LINE_BYTES + 1);
-    let running = handler
-        .serve(transport)
-        .await
-        .map_err(|e| ServeError::Usage(format!("mcp stdio: {e}")))?;
+    let running = match handler.serve(transport).await {
+        Ok(running) => running,
+        // The client closed stdin before initializing: a normal end, not an error.
+        Err(rmcp::service::ServerInitializeError::ConnectionClosed(_)) => {
+            filter.abort();
+            return Ok(());
+        }
+        Err(e) => return Err(ServeError::Usage(format!("mcp stdio: {e}"))),
+    };
     let _ = running.waiting().await;
     filter.abort();
     Ok(())

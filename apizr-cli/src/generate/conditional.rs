@@ -1,0 +1,79 @@
+//! `--allow-conditional` (beyond the reference): expose explicitly selected capabilities whose
+//! readiness is `conditional` (a module-level logger, a class, a third-party import, ...).
+//!
+//! The reference refuses any selection with a non-ready capability. Conditional capabilities
+//! are fully typed and bound; what makes them conditional is their module's environment, which
+//! an operator can judge. So: only with `--select` (never "everything"), only `conditional`
+//! (never `unsupported`/`ambiguous`, which still get the reference's refusal), and the reasons
+//! are recorded in the manifest's top-level `conditional` map, so the choice stays visible.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use apizr_inspect::ParsedModule;
+use apizr_inspect::interface::{self, PlanError, contract};
+use apizr_inspect::readiness::{scan, typeddict};
+use apizr_ir::interface::InvocationContract;
+use apizr_ir::{Assessment, Inspection, ReadinessState, Value};
+
+use super::openapi::{obj, text};
+
+/// Contracts for `selection`, allowing `conditional` members; falls back to the reference's
+/// rules (and refusal message) as soon as one selected capability is not ready/conditional.
+pub fn plan(
+    parsed: &ParsedModule,
+    inspection: &Inspection,
+    selection: &[String],
+) -> Result<(Vec<InvocationContract>, Option<Value>), PlanError> {
+    let assessments = &inspection.readiness.assessments;
+    let mut ids = BTreeSet::new();
+    for item in selection {
+        match assessments
+            .iter()
+            .find(|a| &a.capability_id == item || &a.source.symbol == item)
+        {
+            Some(found) => ids.insert(found.capability_id.as_str()),
+            None => return Err(PlanError::UnknownSelection(item.clone())),
+        };
+    }
+    let chosen: Vec<&Assessment> = assessments
+        .iter()
+        .filter(|a| ids.contains(a.capability_id.as_str()))
+        .collect();
+    let allowed = |a: &&Assessment| {
+        a.can_generate_interface || (a.in_ir && a.state == ReadinessState::Conditional)
+    };
+    if chosen.is_empty() || !chosen.iter().all(allowed) {
+        let contracts = interface::plan_interfaces(parsed, inspection, Some(selection))?;
+        return Ok((contracts, None));
+    }
+    let aliases = scan::dynamic_import_aliases(parsed);
+    let facts = scan::scan_module(parsed, &aliases);
+    let candidates = typeddict::prove_all(parsed, &facts);
+    let contracts = chosen
+        .iter()
+        .map(|a| contract::build(parsed, &facts, &candidates, inspection, a))
+        .collect::<Result<Vec<_>, _>>()?;
+    let conditional: BTreeMap<String, Value> = chosen
+        .iter()
+        .filter(|a| !a.can_generate_interface)
+        .map(|a| (a.capability_id.clone(), record(a)))
+        .collect();
+    let conditional = (!conditional.is_empty()).then_some(Value::Object(conditional));
+    Ok((contracts, conditional))
+}
+
+/// `{"reasons": [sorted codes], "state": "conditional"}`.
+fn record(a: &Assessment) -> Value {
+    let d = &a.dimensions;
+    let codes: BTreeSet<&str> = [&d.binding, &d.execution, &d.inputs, &d.outputs]
+        .iter()
+        .flat_map(|dim| dim.reasons.iter().map(|r| r.code))
+        .collect();
+    obj(vec![
+        (
+            "reasons",
+            Value::Array(codes.into_iter().map(text).collect()),
+        ),
+        ("state", text(a.state.as_str())),
+    ])
+}

@@ -1,0 +1,136 @@
+//! Every `openapi.json` we generate is a valid OpenAPI 3.1 document according to
+//! `openapi-spec-validator` (PyPI). Inputs: the generate sources plus every corpus input the
+//! reference generates a REST project for (from the parity goldens).
+//!
+//! The validator's Python comes from `OPENAPI_VALIDATOR_PYTHON` or
+//! `target/openapi-venv/bin/python` (created by `.ci/run`); without it the test is skipped,
+//! except under CI where it is required.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+#[path = "generate/support.rs"]
+mod support;
+
+use std::path::PathBuf;
+use std::process::Command;
+
+use support::{TempDir, apizr, workspace_root};
+
+const VALIDATE: &str = r#"
+import sys
+from openapi_spec_validator import validate
+from openapi_spec_validator.readers import read_from_filename
+bad = 0
+for path in sys.argv[1:]:
+    spec, _ = read_from_filename(path)
+    try:
+        validate(spec)
+    except Exception as error:
+        bad += 1
+        print(f"{path}: {error}")
+print(f"{len(sys.argv) - 1 - bad}/{len(sys.argv) - 1} valid")
+sys.exit(1 if bad else 0)
+"#;
+
+fn validator_python() -> Option<PathBuf> {
+    let candidate = std::env::var_os("OPENAPI_VALIDATOR_PYTHON")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| workspace_root().join("target/openapi-venv/bin/python"));
+    if candidate.exists() {
+        return Some(candidate);
+    }
+    assert!(
+        std::env::var("CI").is_err(),
+        "openapi-spec-validator is required under CI ({})",
+        candidate.display()
+    );
+    eprintln!(
+        "skipping: no openapi-spec-validator at {}",
+        candidate.display()
+    );
+    None
+}
+
+/// Inputs the reference turns into a REST project.
+fn inputs() -> Vec<(PathBuf, Vec<String>)> {
+    let root = workspace_root();
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(root.join("tests/fixtures/generate/sources")).unwrap() {
+        out.push((entry.unwrap().path(), Vec::new()));
+    }
+    let goldens = root.join("tests/fixtures/generate/parity");
+    for category in std::fs::read_dir(&goldens).unwrap() {
+        let category = category.unwrap().path();
+        if category.file_name().unwrap() == "sources" || !category.is_dir() {
+            continue;
+        }
+        for golden in std::fs::read_dir(&category).unwrap() {
+            let golden = golden.unwrap().path();
+            let value: serde_json::Value =
+                serde_json::from_slice(&std::fs::read(&golden).unwrap()).unwrap();
+            if value["rest"]["exit"] != 0 {
+                continue;
+            }
+            let rel = golden
+                .strip_prefix(&goldens)
+                .unwrap()
+                .to_string_lossy()
+                .into_owned();
+            let source = root
+                .join("tests/fixtures/inspect")
+                .join(rel.strip_suffix(".json").unwrap());
+            let args = std::fs::read_to_string(source.with_extension("args"))
+                .map(|a| {
+                    a.split_whitespace()
+                        .map(|w| w.trim_matches('\'').to_string())
+                        .collect()
+                })
+                .unwrap_or_default();
+            out.push((source, args));
+        }
+    }
+    out.sort();
+    out
+}
+
+#[test]
+fn generated_openapi_documents_are_valid() {
+    let Some(python) = validator_python() else {
+        return;
+    };
+    let tmp = TempDir::new("openapi");
+    let mut documents = Vec::new();
+    for (i, (source, args)) in inputs().into_iter().enumerate() {
+        let out_dir = tmp.path().join(format!("p{i}"));
+        let mut argv = vec![
+            "generate".to_string(),
+            "rest".into(),
+            source.to_string_lossy().into_owned(),
+            "--output-dir".into(),
+            out_dir.to_string_lossy().into_owned(),
+        ];
+        argv.extend(args);
+        let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
+        let out = apizr(tmp.path(), &argv);
+        assert!(
+            out.status.success(),
+            "{argv:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        documents.push(out_dir.join("openapi.json"));
+    }
+    assert!(documents.len() >= 40, "only {} documents", documents.len());
+    let out = Command::new(python)
+        .arg("-c")
+        .arg(VALIDATE)
+        .args(&documents)
+        .output()
+        .unwrap();
+    let report = String::from_utf8_lossy(&out.stdout);
+    eprintln!("{report}");
+    assert!(
+        out.status.success(),
+        "{report}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

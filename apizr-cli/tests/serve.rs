@@ -1,0 +1,175 @@
+//! `apizr serve rest` end to end: the real binary, a real port, plain HTTP/1.1.
+//!
+//! Covers the bundled example (no SOURCE), governed mode through the CLI (the binary re-execs
+//! itself as the launcher), the exposure guard and the refusals that happen before binding.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::path::PathBuf;
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+fn apizr() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_apizr"))
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+fn tmp(name: &str) -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("serve").join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// A server child process, killed on drop.
+struct Served {
+    child: Child,
+    port: u16,
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Served {
+    fn start(args: &[&str]) -> Served {
+        let port = free_port();
+        let child = apizr()
+            .args(["serve", "rest"])
+            .args(args)
+            .args(["--port", &port.to_string()])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let served = Served { child, port };
+        let started = Instant::now();
+        while started.elapsed() < Duration::from_secs(30) {
+            if served.try_request("GET", "/readyz", "").is_some_and(|(s, _)| s == 200) {
+                return served;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        panic!("server did not become ready");
+    }
+
+    fn try_request(&self, method: &str, path: &str, body: &str) -> Option<(u16, String)> {
+        let mut stream = TcpStream::connect(("127.0.0.1", self.port)).ok()?;
+        stream.set_read_timeout(Some(Duration::from_secs(30))).ok()?;
+        write!(
+            stream,
+            "{method} {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+            body.len()
+        )
+        .ok()?;
+        let mut raw = String::new();
+        stream.read_to_string(&mut raw).ok()?;
+        let (head, body) = raw.split_once("\r\n\r\n")?;
+        let status = head.split_whitespace().nth(1)?.parse().ok()?;
+        Some((status, body.to_string()))
+    }
+
+    fn post(&self, name: &str, body: &str) -> (u16, String) {
+        self.try_request("POST", &format!("/capabilities/{name}"), body)
+            .unwrap()
+    }
+}
+
+#[test]
+fn serves_the_bundled_example_without_a_source() {
+    let server = Served::start(&["--workers", "1"]);
+    assert_eq!(server.post("total", r#"{"prices": [1, 2.5]}"#), (200, "4.2".into()));
+    assert_eq!(
+        server.post("greet", r#"{"name": "Ada", "punct": "?"}"#),
+        (200, "\"Hello Ada?\"".into())
+    );
+    assert_eq!(
+        server.post("total", r#"{"prices": [1], "tip": 2}"#),
+        (422, r#"{"detail":"Unexpected request field"}"#.into())
+    );
+    let (status, doc) = server.try_request("GET", "/openapi.json", "").unwrap();
+    assert_eq!(status, 200);
+    assert!(doc.contains(r#""operationId":"python:pricing:total""#));
+}
+
+#[test]
+fn governed_mode_runs_each_call_under_the_policy() {
+    let dir = tmp("governed");
+    std::fs::write(
+        dir.join("tools.py"),
+        "import time\n\ndef add(a: int, b: int) -> int:\n    return a + b\n\n\
+         def nap(s: float) -> float:\n    time.sleep(s)\n    return s\n\n\
+         COUNT = [0]\n\ndef bump() -> int:\n    COUNT[0] += 1\n    return COUNT[0]\n",
+    )
+    .unwrap();
+    std::fs::write(dir.join("policy.json"), r#"{"limits": {"wall_time_ms": 1500}}"#).unwrap();
+    let source = dir.join("tools.py");
+    let policy = dir.join("policy.json");
+    let server = Served::start(&[
+        source.to_str().unwrap(),
+        "--policy",
+        policy.to_str().unwrap(),
+    ]);
+    assert_eq!(server.post("add", r#"{"a": 1, "b": 2}"#), (200, "3".into()));
+    assert_eq!(
+        server.post("add", r#"{"a": 1}"#),
+        (422, r#"{"detail":"Invalid request arguments"}"#.into())
+    );
+    assert_eq!(
+        server.post("nap", r#"{"s": 5}"#),
+        (504, r#"{"detail":"Execution timed out"}"#.into())
+    );
+    // A fresh worker per call: state never persists.
+    assert_eq!(server.post("bump", "{}"), (200, "1".into()));
+    assert_eq!(server.post("bump", "{}"), (200, "1".into()));
+}
+
+fn run(args: &[&str]) -> Output {
+    apizr().args(args).output().unwrap()
+}
+
+#[test]
+fn refuses_a_public_bind_without_a_token() {
+    let out = run(&["serve", "rest", "--host", "0.0.0.0", "--port", "1"]);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("without a token"), "{stderr}");
+}
+
+#[test]
+fn refuses_ineligible_sources_and_v2_policies() {
+    let dir = tmp("refusals");
+    std::fs::write(
+        dir.join("ok.py"),
+        "def f(x: int) -> int:\n    return x\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("v2.json"),
+        r#"{"schema_version": "apizr.execution/v2"}"#,
+    )
+    .unwrap();
+    let unknown = run(&["serve", "rest", dir.join("ok.py").to_str().unwrap(), "--select", "g"]);
+    assert_eq!(unknown.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&unknown.stderr).contains("Unknown capability selection: g"));
+    let v2 = run(&[
+        "serve",
+        "rest",
+        dir.join("ok.py").to_str().unwrap(),
+        "--policy",
+        dir.join("v2.json").to_str().unwrap(),
+    ]);
+    assert_eq!(v2.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&v2.stderr).contains("v1 policies only"));
+}
