@@ -62,6 +62,9 @@ pub enum Command {
     /// Build OCI worker images (offline) for `execute --runtime-image`
     #[command(subcommand)]
     Image(crate::image::ImageCommand),
+    /// Show what this host can enforce (interpreter, launcher, namespaces, Landlock, seccomp,
+    /// cgroups, Docker) and how each policy control would be enforced or why it is refused
+    Doctor(crate::doctor::DoctorArgs),
     /// Print a shell completion script to stdout
     #[command(after_help = "Example:\n  apizr completion zsh > ~/.zfunc/_apizr")]
     Completion {

@@ -20,6 +20,7 @@ mod report;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::Arc;
 use std::time::Instant;
 
 use apizr_inspect::{InspectOptions, interface};
@@ -28,6 +29,7 @@ use apizr_ir::interface::{ContractExecution, InvocationContract};
 use apizr_ir::plan::RuntimePlan;
 use apizr_ir::policy::PolicyV1;
 use apizr_ir::{Digest, SourceKind, Value};
+use apizr_runtime::audit::{AuditSink, FileAuditSink};
 use apizr_runtime::validate::validate_arguments;
 use apizr_runtime::{
     BindingParameter, CallRequest, Executable, ExecutionKind, LauncherLocation, LocalRuntime,
@@ -74,6 +76,11 @@ pub struct ExecuteArgs {
     /// stderr when FILE is omitted. Stdout is unchanged.
     #[arg(long, value_name = "FILE", num_args = 0..=1, default_missing_value = "-")]
     pub report: Option<PathBuf>,
+    /// Append one audit record (JSON line: capability id, digests, status, duration, limits
+    /// hit, enforcement mechanisms; never argument or environment values) to FILE for a call
+    /// that reaches the runtime. Default: `$APIZR_AUDIT_FILE` when set.
+    #[arg(long, value_name = "FILE")]
+    pub audit: Option<PathBuf>,
 }
 
 /// Why the call ended before (or instead of) running.
@@ -101,8 +108,16 @@ fn invalid(stage: Stage, detail: impl std::fmt::Display) -> Failure {
 
 /// Run the command; never panics, always prints one envelope line.
 pub fn run(args: &ExecuteArgs) -> ExitCode {
+    let audit = match audit_sink(args) {
+        Ok(sink) => sink,
+        Err(message) => {
+            // An audit trail that was asked for and cannot be written: nothing runs.
+            eprintln!("apizr: {message}");
+            return ExitCode::from(crate::EXIT_INPUT);
+        }
+    };
     let mut report = Report::new();
-    let (status, value, v2) = match execute(args, &mut report) {
+    let (status, value, v2) = match execute(args, audit, &mut report) {
         Ok((status, value)) => (status.wire_name(), value, false),
         Err(f) => {
             report.finish_stage(f.stage, &f.detail);
@@ -126,7 +141,26 @@ pub fn run(args: &ExecuteArgs) -> ExitCode {
     }
 }
 
-fn execute(args: &ExecuteArgs, report: &mut Report) -> Result<(Status, Value), Failure> {
+/// The audit file of `--audit` or `APIZR_AUDIT_FILE`, opened for appending.
+fn audit_sink(args: &ExecuteArgs) -> Result<Option<Arc<dyn AuditSink>>, String> {
+    let path = args.audit.clone().or_else(|| {
+        std::env::var_os("APIZR_AUDIT_FILE")
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    });
+    let Some(path) = path else {
+        return Ok(None);
+    };
+    let sink = FileAuditSink::open(&path)
+        .map_err(|e| format!("cannot open audit file {}: {e}", path.display()))?;
+    Ok(Some(Arc::new(sink)))
+}
+
+fn execute(
+    args: &ExecuteArgs,
+    audit: Option<Arc<dyn AuditSink>>,
+    report: &mut Report,
+) -> Result<(Status, Value), Failure> {
     // 1-2. Policy.
     let started = Instant::now();
     let policy_bytes =
@@ -248,7 +282,10 @@ fn execute(args: &ExecuteArgs, report: &mut Report) -> Result<(Status, Value), F
     // 7. Run.
     let started = Instant::now();
     let request = call_request(&contract, module, executable, call, policy);
-    let runtime = LocalRuntime::new(runtime_config());
+    let mut runtime = LocalRuntime::new(runtime_config());
+    if let Some(sink) = audit {
+        runtime = runtime.with_audit(sink);
+    }
     let outcome = runtime.execute(&request);
     report.time("run", started);
     report.runtime = serde_json::to_value(&outcome.report).ok();
@@ -363,14 +400,11 @@ fn call_request(
     }
 }
 
-/// `APIZR_PYTHON` overrides the interpreter (default `python3`); the launcher is this binary.
+/// The launcher is this binary; the interpreter is `$APIZR_PYTHON` or `python3` (the runtime's
+/// default, resolved to the real executable without running a shim per call).
 fn runtime_config() -> RuntimeConfig {
-    let mut config = RuntimeConfig {
+    RuntimeConfig {
         launcher: LauncherLocation::CurrentExe,
         ..RuntimeConfig::default()
-    };
-    if let Some(python) = std::env::var_os("APIZR_PYTHON") {
-        config.python = PathBuf::from(python);
     }
-    config
 }

@@ -6,6 +6,7 @@
 
 mod cli;
 mod diagnostics;
+mod doctor;
 mod execute;
 mod generate;
 mod image;
@@ -45,6 +46,7 @@ fn main() -> ExitCode {
         Command::Generate(command) => Ok(generate::run(command)),
         Command::Serve(command) => serve::run(command),
         Command::Image(command) => image::run(command),
+        Command::Doctor(args) => Ok(doctor::run(args)),
         Command::Completion { shell } => {
             let mut command = Cli::command();
             clap_complete::generate(*shell, &mut command, "apizr", &mut std::io::stdout());

@@ -12,6 +12,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use apizr_ir::Value;
 use apizr_ir::admission::parse_permissive;
@@ -33,10 +34,13 @@ fn copy_dir(from: &Path, to: &Path) {
     }
 }
 
+/// A fresh copy per run: tests run in parallel and several run the same case (a shared
+/// directory would be removed under a running call).
 fn work_dir(name: &str) -> PathBuf {
+    static SEQ: AtomicUsize = AtomicUsize::new(0);
     let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
         .join("execute-cases")
-        .join(name);
+        .join(format!("{name}-{}", SEQ.fetch_add(1, Ordering::Relaxed)));
     let _ = std::fs::remove_dir_all(&dir);
     dir
 }

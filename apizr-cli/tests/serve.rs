@@ -23,7 +23,9 @@ fn free_port() -> u16 {
 }
 
 fn tmp(name: &str) -> PathBuf {
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("serve").join(name);
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+        .join("serve")
+        .join(name);
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     dir
@@ -56,7 +58,10 @@ impl Served {
         let served = Served { child, port };
         let started = Instant::now();
         while started.elapsed() < Duration::from_secs(30) {
-            if served.try_request("GET", "/readyz", "").is_some_and(|(s, _)| s == 200) {
+            if served
+                .try_request("GET", "/readyz", "")
+                .is_some_and(|(s, _)| s == 200)
+            {
                 return served;
             }
             std::thread::sleep(Duration::from_millis(100));
@@ -66,7 +71,9 @@ impl Served {
 
     fn try_request(&self, method: &str, path: &str, body: &str) -> Option<(u16, String)> {
         let mut stream = TcpStream::connect(("127.0.0.1", self.port)).ok()?;
-        stream.set_read_timeout(Some(Duration::from_secs(30))).ok()?;
+        stream
+            .set_read_timeout(Some(Duration::from_secs(30)))
+            .ok()?;
         write!(
             stream,
             "{method} {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
@@ -89,7 +96,10 @@ impl Served {
 #[test]
 fn serves_the_bundled_example_without_a_source() {
     let server = Served::start(&["--workers", "1"]);
-    assert_eq!(server.post("total", r#"{"prices": [1, 2.5]}"#), (200, "4.2".into()));
+    assert_eq!(
+        server.post("total", r#"{"prices": [1, 2.5]}"#),
+        (200, "4.2".into())
+    );
     assert_eq!(
         server.post("greet", r#"{"name": "Ada", "punct": "?"}"#),
         (200, "\"Hello Ada?\"".into())
@@ -113,7 +123,11 @@ fn governed_mode_runs_each_call_under_the_policy() {
          COUNT = [0]\n\ndef bump() -> int:\n    COUNT[0] += 1\n    return COUNT[0]\n",
     )
     .unwrap();
-    std::fs::write(dir.join("policy.json"), r#"{"limits": {"wall_time_ms": 1500}}"#).unwrap();
+    std::fs::write(
+        dir.join("policy.json"),
+        r#"{"limits": {"wall_time_ms": 1500}}"#,
+    )
+    .unwrap();
     let source = dir.join("tools.py");
     let policy = dir.join("policy.json");
     let server = Served::start(&[
@@ -150,17 +164,19 @@ fn refuses_a_public_bind_without_a_token() {
 #[test]
 fn refuses_ineligible_sources_and_v2_policies() {
     let dir = tmp("refusals");
-    std::fs::write(
-        dir.join("ok.py"),
-        "def f(x: int) -> int:\n    return x\n",
-    )
-    .unwrap();
+    std::fs::write(dir.join("ok.py"), "def f(x: int) -> int:\n    return x\n").unwrap();
     std::fs::write(
         dir.join("v2.json"),
         r#"{"schema_version": "apizr.execution/v2"}"#,
     )
     .unwrap();
-    let unknown = run(&["serve", "rest", dir.join("ok.py").to_str().unwrap(), "--select", "g"]);
+    let unknown = run(&[
+        "serve",
+        "rest",
+        dir.join("ok.py").to_str().unwrap(),
+        "--select",
+        "g",
+    ]);
     assert_eq!(unknown.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&unknown.stderr).contains("Unknown capability selection: g"));
     let v2 = run(&[

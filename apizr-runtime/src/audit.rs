@@ -26,6 +26,8 @@ pub struct AuditRecord {
     pub status: &'static str,
     pub duration_ms: u64,
     pub limits_hit: Vec<String>,
+    /// Requested controls this host could not enforce (the call was `policy_refused`).
+    pub refused: Vec<&'static str>,
     pub controls: Vec<ControlReport>,
 }
 

@@ -1,13 +1,26 @@
-//! Host capabilities: what this machine can enforce, probed once and cached.
+//! Host capabilities: what this machine can enforce, observed once per process and, where
+//! observing is slow, cached on disk.
 //!
-//! Namespaces, Landlock and seccomp are probed inside a launcher process (the only place that
-//! is guaranteed single-threaded); the cgroup hierarchy and the interpreter path are probed
-//! here. `apizr doctor` prints this structure; the enforcement planner reads it to decide,
-//! per control, "enforced by X" or "refused".
+//! Namespaces and Landlock are probed inside a launcher process (the only place that is
+//! guaranteed single-threaded); seccomp, cgroups and the interpreter path are probed here.
+//! `apizr doctor` prints this structure; the enforcement planner reads it to decide, per
+//! control, "enforced by X" or "refused".
+//!
+//! Start-up cost matters (`apizr execute` is one process per call), so [`LazyHost`] observes
+//! each fact only when a call needs it: the interpreter always ([`python`]: in-process for an
+//! ELF binary, a disk cache for script shims), the launcher probe whenever a launcher is
+//! configured (every call uses it: the PID namespace is what stops detached descendants; the
+//! answer is cached on disk, keyed by everything it depends on — see [`probe_key`]), and the
+//! cgroup hierarchy only for a policy with `resources.pids`.
+
+mod cache;
+mod python;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::sync::OnceLock;
 
+use apizr_ir::policy::PolicyV1;
 use serde::Serialize;
 
 use crate::cgroup::{self, PidsHierarchy};
@@ -18,8 +31,12 @@ use crate::launcher::{LAUNCH_ARG, ProbeReport};
 pub struct HostCapabilities {
     /// The real interpreter (pyenv shims resolved), if one answered.
     pub python: Option<PathBuf>,
+    /// How [`HostCapabilities::python`] was found.
+    pub python_resolution: Option<&'static str>,
     /// The launcher used for enforcement, if configured and it answered the probe.
     pub launcher: Option<PathBuf>,
+    /// Whether the launcher facts came from the on-disk cache.
+    pub launcher_probe_cached: bool,
     pub is_root: bool,
     /// Namespaces needed a user namespace (non-root host).
     pub user_namespace: bool,
@@ -31,54 +48,43 @@ pub struct HostCapabilities {
     pub seccomp_filter: bool,
     /// `v1` / `v2` and the directory per-call `pids` groups are created in.
     pub cgroup_pids: Option<CgroupPids>,
+    /// A writable cgroup `memory` hierarchy (informational: `memory_bytes` uses RLIMIT_AS).
+    pub cgroup_memory: Option<CgroupPids>,
     /// Probe errors worth showing in `apizr doctor`.
     pub notes: Vec<String>,
 }
 
-/// Serializable view of a [`PidsHierarchy`].
+/// Serializable view of a [`PidsHierarchy`] (or of another controller's hierarchy).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct CgroupPids {
     pub version: &'static str,
     pub base: PathBuf,
 }
 
+/// Whether cached answers may be used.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Freshness {
+    /// Use the on-disk cache (what calls do).
+    Cached,
+    /// Observe everything again and rewrite the cache (`apizr doctor`).
+    Refresh,
+}
+
 impl HostCapabilities {
-    /// Probe with the given interpreter command (e.g. `python3`) and optional launcher.
+    /// Probe everything with the given interpreter command (e.g. `python3`) and optional
+    /// launcher.
     pub fn probe(python: &Path, launcher: Option<&Path>) -> HostCapabilities {
-        let mut caps = HostCapabilities {
-            python: resolve_python(python),
-            is_root: nix::unistd::Uid::effective().is_root(),
-            ..HostCapabilities::default()
-        };
-        caps.seccomp_filter = std::fs::read_to_string("/proc/self/status")
-            .map(|s| s.contains("Seccomp_filters:"))
-            .unwrap_or(false);
-        if caps.python.is_none() {
-            caps.notes
-                .push(format!("python: {} did not answer", python.display()));
-        }
-        if let Some(launcher) = launcher {
-            match run_probe(launcher) {
-                Ok(report) => {
-                    caps.launcher = Some(launcher.to_path_buf());
-                    caps.user_namespace = report.user_ns;
-                    caps.network_namespace = report.net_ns;
-                    caps.pid_namespace = report.pid_ns;
-                    caps.landlock_abi = report.landlock_abi;
-                    caps.landlock_fully_enforced = report.landlock_full;
-                    caps.notes.extend(report.errors);
-                }
-                Err(e) => caps.notes.push(format!("launcher probe: {e}")),
-            }
-            caps.cgroup_pids = cgroup::probe_pids().map(|h| CgroupPids {
-                version: h.version,
-                base: h.base,
-            });
-        } else {
-            caps.notes
-                .push("no launcher configured: only the reference controls apply".into());
-        }
-        caps
+        Self::probe_with(python, launcher, Freshness::Cached)
+    }
+
+    /// [`HostCapabilities::probe`], choosing whether cached answers may be used.
+    pub fn probe_with(
+        python: &Path,
+        launcher: Option<&Path>,
+        freshness: Freshness,
+    ) -> HostCapabilities {
+        let host = LazyHost::new(python.to_path_buf(), launcher.map(Path::to_path_buf));
+        host.freshness_override(freshness).full().clone()
     }
 
     pub(crate) fn pids_hierarchy(&self) -> Option<PidsHierarchy> {
@@ -89,22 +95,183 @@ impl HostCapabilities {
     }
 }
 
-fn resolve_python(python: &Path) -> Option<PathBuf> {
-    let out = Command::new(python)
-        .args([
-            "-I",
-            "-S",
-            "-c",
-            "import sys; sys.stdout.write(sys.executable)",
-        ])
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .stdin(Stdio::null())
-        .stderr(Stdio::null())
-        .output()
-        .ok()?;
-    let path = PathBuf::from(String::from_utf8(out.stdout).ok()?);
-    (out.status.success() && path.is_absolute()).then_some(path)
+/// Host facts observed on first need, each at most once.
+#[derive(Debug)]
+pub struct LazyHost {
+    python_cmd: PathBuf,
+    launcher: Option<PathBuf>,
+    freshness: Freshness,
+    python: OnceLock<(Option<PathBuf>, Option<&'static str>)>,
+    mechanisms: OnceLock<(Result<ProbeReport, String>, bool)>,
+    cgroups: OnceLock<Option<CgroupPids>>,
+    full: OnceLock<HostCapabilities>,
+}
+
+impl LazyHost {
+    pub fn new(python_cmd: PathBuf, launcher: Option<PathBuf>) -> LazyHost {
+        LazyHost {
+            python_cmd,
+            launcher,
+            freshness: Freshness::Cached,
+            python: OnceLock::new(),
+            mechanisms: OnceLock::new(),
+            cgroups: OnceLock::new(),
+            full: OnceLock::new(),
+        }
+    }
+
+    fn freshness_override(mut self, freshness: Freshness) -> LazyHost {
+        self.freshness = freshness;
+        self
+    }
+
+    /// Every fact, observed once.
+    pub fn full(&self) -> &HostCapabilities {
+        self.full.get_or_init(|| self.assemble(true))
+    }
+
+    /// The facts `policy` needs (the full set once it has been observed).
+    pub fn for_policy(&self, policy: &PolicyV1) -> HostCapabilities {
+        if let Some(full) = self.full.get() {
+            return full.clone();
+        }
+        let pids = policy.resources.is_some_and(|r| r.pids.is_some());
+        self.assemble(pids)
+    }
+
+    /// Forget the launcher facts (memory and disk): the launcher failed its set-up.
+    pub fn invalidate_launcher_probe(&self) {
+        if let Some(launcher) = &self.launcher {
+            cache::remove("probe", &probe_key(launcher));
+        }
+    }
+
+    fn assemble(&self, with_cgroups: bool) -> HostCapabilities {
+        let refresh = self.freshness == Freshness::Refresh;
+        let (python, via) = self
+            .python
+            .get_or_init(|| match python::resolve(&self.python_cmd, refresh) {
+                Some((path, via)) => (Some(path), Some(via.describe())),
+                None => (None, None),
+            })
+            .clone();
+        let mut caps = HostCapabilities {
+            python,
+            python_resolution: via,
+            is_root: nix::unistd::Uid::effective().is_root(),
+            seccomp_filter: seccomp_available(),
+            ..HostCapabilities::default()
+        };
+        if caps.python.is_none() {
+            caps.notes.push(format!(
+                "python: {} did not answer",
+                self.python_cmd.display()
+            ));
+        }
+        let Some(launcher) = &self.launcher else {
+            caps.notes
+                .push("no launcher configured: only the reference controls apply".into());
+            return caps;
+        };
+        let (probe, cached) = self
+            .mechanisms
+            .get_or_init(|| cached_probe(launcher, refresh));
+        match probe {
+            Ok(report) => {
+                caps.launcher = Some(launcher.clone());
+                caps.launcher_probe_cached = *cached;
+                caps.user_namespace = report.user_ns;
+                caps.network_namespace = report.net_ns;
+                caps.pid_namespace = report.pid_ns;
+                caps.landlock_abi = report.landlock_abi;
+                caps.landlock_fully_enforced = report.landlock_full;
+                caps.notes.extend(report.errors.iter().cloned());
+            }
+            Err(e) => caps.notes.push(format!("launcher probe: {e}")),
+        }
+        if with_cgroups {
+            caps.cgroup_pids = self
+                .cgroups
+                .get_or_init(|| {
+                    cgroup::probe_pids().map(|h| CgroupPids {
+                        version: h.version,
+                        base: h.base,
+                    })
+                })
+                .clone();
+            caps.cgroup_memory = memory_hierarchy();
+        }
+        caps
+    }
+}
+
+/// Seccomp filters are supported when the kernel reports the field (the filter itself is
+/// installed by the worker, so there is nothing to spawn).
+fn seccomp_available() -> bool {
+    std::fs::read_to_string("/proc/self/status")
+        .map(|s| s.contains("Seccomp_filters:"))
+        .unwrap_or(false)
+}
+
+/// The launcher probe, from the disk cache when its key still matches.
+fn cached_probe(launcher: &Path, refresh: bool) -> (Result<ProbeReport, String>, bool) {
+    let key = probe_key(launcher);
+    if !refresh
+        && let Some(bytes) = cache::load("probe", &key)
+        && let Ok(report) = serde_json::from_slice::<ProbeReport>(&bytes)
+    {
+        return (Ok(report), true);
+    }
+    let report = run_probe(launcher);
+    if let Ok(r) = &report
+        && let Ok(bytes) = serde_json::to_vec(r)
+    {
+        cache::store("probe", &key, &bytes);
+    }
+    (report, false)
+}
+
+/// What the probe's answer depends on: the launcher binary, this boot, who we are, which
+/// namespaces we are in, our seccomp/capability state, and the sysctls that gate user
+/// namespaces. A container shares the host's boot id but not its namespaces.
+fn probe_key(launcher: &Path) -> cache::Key {
+    let mut key = cache::Key::new("probe");
+    key.push("launcher", launcher.as_os_str().as_encoded_bytes());
+    key.push_file_identity("launcher-file", launcher);
+    key.push_file("boot", Path::new("/proc/sys/kernel/random/boot_id"));
+    key.push(
+        "ids",
+        format!(
+            "{} {} {} {}",
+            nix::unistd::Uid::current(),
+            nix::unistd::Uid::effective(),
+            nix::unistd::Gid::current(),
+            nix::unistd::Gid::effective()
+        ),
+    );
+    for ns in ["user", "pid", "net", "mnt", "cgroup"] {
+        let link = std::fs::read_link(format!("/proc/self/ns/{ns}")).unwrap_or_default();
+        key.push(&format!("ns:{ns}"), link.as_os_str().as_encoded_bytes());
+    }
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    for line in status.lines().filter(|l| {
+        ["Seccomp:", "NoNewPrivs:", "CapEff:", "CapBnd:"]
+            .iter()
+            .any(|p| l.starts_with(p))
+    }) {
+        key.push("status", line);
+    }
+    for sysctl in [
+        "/proc/sys/kernel/unprivileged_userns_clone",
+        "/proc/sys/kernel/apparmor_restrict_unprivileged_userns",
+        "/proc/sys/user/max_user_namespaces",
+        "/proc/sys/user/max_net_namespaces",
+        "/proc/sys/user/max_pid_namespaces",
+        "/sys/kernel/security/lsm",
+    ] {
+        key.push_file(sysctl, Path::new(sysctl));
+    }
+    key
 }
 
 fn run_probe(launcher: &Path) -> Result<ProbeReport, String> {
@@ -119,4 +286,77 @@ fn run_probe(launcher: &Path) -> Result<ProbeReport, String> {
         return Err(format!("exit {}", out.status));
     }
     serde_json::from_slice(&out.stdout).map_err(|e| e.to_string())
+}
+
+/// A cgroup `memory` hierarchy we could create groups in: v2 with `memory` delegated to our
+/// children, or a writable v1 `memory` group.
+fn memory_hierarchy() -> Option<CgroupPids> {
+    let mountinfo = std::fs::read_to_string("/proc/self/mountinfo").ok()?;
+    let own = std::fs::read_to_string("/proc/self/cgroup").ok()?;
+    for line in mountinfo.lines() {
+        let Some((left, right)) = line.split_once(" - ") else {
+            continue;
+        };
+        let mount = left.split(' ').nth(4).unwrap_or_default();
+        let mut right = right.split(' ');
+        let fstype = right.next().unwrap_or_default();
+        let options = right.nth(1).unwrap_or_default();
+        let (version, group) = if fstype == "cgroup2" {
+            ("v2", own.lines().find_map(|l| l.strip_prefix("0::")))
+        } else if fstype == "cgroup" && options.split(',').any(|o| o == "memory") {
+            let group = own.lines().find_map(|l| {
+                let mut parts = l.splitn(3, ':');
+                let _ = parts.next()?;
+                let controllers = parts.next()?;
+                let path = parts.next()?;
+                controllers
+                    .split(',')
+                    .any(|c| c == "memory")
+                    .then_some(path)
+            });
+            ("v1", group)
+        } else {
+            continue;
+        };
+        let Some(group) = group else {
+            continue;
+        };
+        let base = Path::new(mount).join(group.trim_start_matches('/'));
+        let usable = if version == "v2" {
+            std::fs::read_to_string(base.join("cgroup.subtree_control"))
+                .is_ok_and(|s| s.split_whitespace().any(|c| c == "memory"))
+        } else {
+            nix::unistd::access(&base, nix::unistd::AccessFlags::W_OK).is_ok()
+        };
+        if usable {
+            return Some(CgroupPids { version, base });
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_default_policy_does_not_probe_cgroups() {
+        let host = LazyHost::new(PathBuf::from("python3"), None);
+        let policy = PolicyV1::from_json(&serde_json::json!({})).unwrap_or_default();
+        let caps = host.for_policy(&policy);
+        assert!(caps.cgroup_pids.is_none());
+        assert!(host.cgroups.get().is_none());
+        assert!(host.full.get().is_none());
+    }
+
+    #[test]
+    fn the_probe_key_names_the_launcher_file() {
+        let a = probe_key(Path::new("/bin/sh"));
+        let b = probe_key(Path::new("/bin/ls"));
+        assert_ne!(format!("{a:?}"), format!("{b:?}"));
+        assert_eq!(
+            format!("{a:?}"),
+            format!("{:?}", probe_key(Path::new("/bin/sh")))
+        );
+    }
 }

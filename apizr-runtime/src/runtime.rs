@@ -14,7 +14,7 @@ use crate::audit::{AUDIT_SCHEMA, AuditRecord, AuditSink};
 use crate::cgroup::CallCgroup;
 use crate::enforcement::{self, ControlReport, EnforcementPlan};
 use crate::envelope::Envelope;
-use crate::host::HostCapabilities;
+use crate::host::{HostCapabilities, LazyHost};
 use crate::launcher::{LandlockConfig, LaunchConfig, launch_args};
 use crate::protocol::{MAX_REQUEST_BYTES, encode_frame, encode_request};
 use crate::request::CallRequest;
@@ -38,7 +38,8 @@ pub enum LauncherLocation {
 /// How the runtime is set up (not part of any hashed artifact).
 #[derive(Debug, Clone)]
 pub struct RuntimeConfig {
-    /// The interpreter command; resolved once to the real executable.
+    /// The interpreter command; resolved once to the real executable. Default: `$APIZR_PYTHON`,
+    /// else `python3`.
     pub python: PathBuf,
     pub launcher: LauncherLocation,
     /// Parent of the per-call working directories.
@@ -48,7 +49,9 @@ pub struct RuntimeConfig {
 impl Default for RuntimeConfig {
     fn default() -> Self {
         RuntimeConfig {
-            python: PathBuf::from("python3"),
+            python: std::env::var_os("APIZR_PYTHON")
+                .filter(|p| !p.is_empty())
+                .map_or_else(|| PathBuf::from("python3"), PathBuf::from),
             launcher: LauncherLocation::CurrentExe,
             temp_root: std::env::temp_dir(),
         }
@@ -86,17 +89,22 @@ pub struct LocalRuntime {
     config: RuntimeConfig,
     spawner: Arc<dyn ProcessSpawner>,
     audit: Option<Arc<dyn AuditSink>>,
-    host: OnceLock<HostCapabilities>,
+    host: LazyHost,
     seccomp: OnceLock<Option<Vec<Vec<u8>>>>,
 }
 
 impl LocalRuntime {
     pub fn new(config: RuntimeConfig) -> Self {
+        let launcher = match &config.launcher {
+            LauncherLocation::None => None,
+            LauncherLocation::CurrentExe => std::env::current_exe().ok(),
+            LauncherLocation::Binary(path) => Some(path.clone()),
+        };
         LocalRuntime {
+            host: LazyHost::new(config.python.clone(), launcher),
             config,
             spawner: Arc::new(LocalSpawner),
             audit: None,
-            host: OnceLock::new(),
             seccomp: OnceLock::new(),
         }
     }
@@ -112,30 +120,24 @@ impl LocalRuntime {
         self
     }
 
-    /// Probed once per runtime, on first use.
+    /// Every host fact, probed once per runtime on first use. Calls observe only what their
+    /// policy needs (see [`LazyHost`]).
     pub fn host_capabilities(&self) -> &HostCapabilities {
-        self.host.get_or_init(|| {
-            let launcher = match &self.config.launcher {
-                LauncherLocation::None => None,
-                LauncherLocation::CurrentExe => std::env::current_exe().ok(),
-                LauncherLocation::Binary(path) => Some(path.clone()),
-            };
-            HostCapabilities::probe(&self.config.python, launcher.as_deref())
-        })
+        self.host.full()
     }
 
     /// Execute one call. Never panics; every failure is a status.
     pub fn execute(&self, call: &CallRequest) -> CallOutcome {
         let start = Instant::now();
         let deadline = start + Duration::from_millis(call.policy.limits.wall_time_ms);
-        let host = self.host_capabilities();
-        let plan = enforcement::plan(&call.policy, host);
+        let host = self.host.for_policy(&call.policy);
+        let plan = enforcement::plan(&call.policy, &host);
         let mut report = CallReport {
             controls: plan.controls.clone(),
             refused: plan.refused.clone(),
             ..CallReport::default()
         };
-        let envelope = self.run(call, host, &plan, deadline, &mut report);
+        let envelope = self.run(call, &host, &plan, deadline, &mut report);
         report.total = start.elapsed();
         if envelope.status == Status::Timeout {
             report.limits_hit.push("wall_time".into());
@@ -206,6 +208,7 @@ impl LocalRuntime {
             _ => None,
         };
         let env = self.environment(call, plan, &workdir);
+        let python_path = python.clone();
         let spec = match (&host.launcher, plan.use_launcher) {
             (Some(launcher), true) => {
                 let config = LaunchConfig {
@@ -254,6 +257,14 @@ impl LocalRuntime {
         report.exit = outcome.exit.map(describe_exit);
         report.protocol_error = outcome.protocol_error;
         report.stderr = String::from_utf8_lossy(&outcome.stderr).into_owned();
+        if spec.program != python_path
+            && outcome.exit.and_then(|s| s.code()) == Some(crate::launcher::SETUP_FAILED)
+            && report.stderr.starts_with("apizr-launch:")
+        {
+            // The launcher could not apply a control the (possibly cached) probe promised:
+            // Python never ran. Observe the host again next time.
+            self.host.invalidate_launcher_probe();
+        }
         report.stderr_truncated = outcome.stderr_truncated;
         if let Some(group) = cgroup {
             if group.limit_hit() {
@@ -308,6 +319,7 @@ impl LocalRuntime {
             status: envelope.status.wire_name(),
             duration_ms: u64::try_from(report.total.as_millis()).unwrap_or(u64::MAX),
             limits_hit: report.limits_hit.clone(),
+            refused: report.refused.clone(),
             controls: report.controls.clone(),
         };
         let _ = sink.record(&record);

@@ -16,7 +16,11 @@ use serve_rest_support::*;
 async fn direct_matches_reference_vectors() {
     let server = Server::start(kinds_spec(direct(2)), ServeOptions::default()).await;
     let (passed, failures) = run_vectors(&server, "direct").await;
-    assert!(failures.is_empty(), "{passed} passed; failures:\n{}", failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{passed} passed; failures:\n{}",
+        failures.join("\n")
+    );
     assert!(passed >= 60, "only {passed} vectors");
 }
 
@@ -26,7 +30,11 @@ async fn governed_matches_reference_vectors() {
     spec.launcher = launcher();
     let server = Server::start(spec, ServeOptions::default()).await;
     let (passed, failures) = run_vectors(&server, "governed").await;
-    assert!(failures.is_empty(), "{passed} passed; failures:\n{}", failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{passed} passed; failures:\n{}",
+        failures.join("\n")
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -35,7 +43,10 @@ async fn openapi_is_byte_identical_to_the_reference() {
     let (status, _, body) = server.get("/openapi.json", None).await;
     assert_eq!(status, 200);
     let want = std::fs::read(data("openapi.reference.json")).unwrap();
-    assert_eq!(String::from_utf8(body).unwrap(), String::from_utf8(want).unwrap());
+    assert_eq!(
+        String::from_utf8(body).unwrap(),
+        String::from_utf8(want).unwrap()
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -44,11 +55,20 @@ async fn routes_health_methods_and_unknown_paths() {
     assert_eq!(server.get("/health", None).await.2, b"{\"status\":\"ok\"}");
     assert_eq!(server.get("/readyz", None).await.0, 200);
     let (status, _, body) = server.get("/capabilities/add", None).await;
-    assert_eq!((status, body.as_slice()), (405, &b"{\"detail\":\"Method Not Allowed\"}"[..]));
+    assert_eq!(
+        (status, body.as_slice()),
+        (405, &b"{\"detail\":\"Method Not Allowed\"}"[..])
+    );
     let (status, _, body) = server.request("POST", "/health", b"", &[]).await;
-    assert_eq!((status, body.as_slice()), (405, &b"{\"detail\":\"Method Not Allowed\"}"[..]));
+    assert_eq!(
+        (status, body.as_slice()),
+        (405, &b"{\"detail\":\"Method Not Allowed\"}"[..])
+    );
     let (status, _, body) = server.get("/nope", None).await;
-    assert_eq!((status, body.as_slice()), (404, &b"{\"detail\":\"Not Found\"}"[..]));
+    assert_eq!(
+        (status, body.as_slice()),
+        (404, &b"{\"detail\":\"Not Found\"}"[..])
+    );
     let (status, _, docs) = server.get("/docs", None).await;
     assert_eq!(status, 200);
     let docs = String::from_utf8(docs).unwrap();
@@ -70,7 +90,10 @@ async fn timeout_kills_and_respawns_the_worker() {
     let server = Server::start(slow_spec(direct(1), Some(400)), ServeOptions::default()).await;
     assert_eq!(server.post("bump", b"{}", &[]).await.2, b"1");
     let (status, _, body) = server.post("nap", b"{\"seconds\": 5}", &[]).await;
-    assert_eq!((status, body.as_slice()), (504, &b"{\"detail\":\"Execution timed out\"}"[..]));
+    assert_eq!(
+        (status, body.as_slice()),
+        (504, &b"{\"detail\":\"Execution timed out\"}"[..])
+    );
     // A fresh worker: module state starts over.
     assert_eq!(server.post("bump", b"{}", &[]).await.2, b"1");
     assert!(server.metric("apizr_worker_kills_total").await >= 1.0);
@@ -80,7 +103,9 @@ async fn timeout_kills_and_respawns_the_worker() {
 async fn client_disconnect_kills_the_running_worker() {
     let server = Server::start(slow_spec(direct(1), None), ServeOptions::default()).await;
     assert_eq!(server.metric("apizr_worker_kills_total").await, 0.0);
-    server.post_and_hang_up("nap", b"{\"seconds\": 30}", Duration::from_millis(300)).await;
+    server
+        .post_and_hang_up("nap", b"{\"seconds\": 30}", Duration::from_millis(300))
+        .await;
     let mut killed = 0.0;
     for _ in 0..50 {
         killed = server.metric("apizr_worker_kills_total").await;
@@ -108,7 +133,10 @@ async fn full_queue_answers_429_with_retry_after() {
     tokio::time::sleep(Duration::from_millis(150)).await;
     let (status, headers, body) = server.post("nap", b"{\"seconds\": 0}", &[]).await;
     assert_eq!(status, 429);
-    assert!(headers.to_ascii_lowercase().contains("retry-after: 1"), "{headers}");
+    assert!(
+        headers.to_ascii_lowercase().contains("retry-after: 1"),
+        "{headers}"
+    );
     assert_eq!(body, b"{\"detail\":\"Too many requests\"}");
     assert_eq!(first.await.unwrap(), 200);
     assert_eq!(second.await.unwrap(), 200);
@@ -121,7 +149,10 @@ async fn oversized_body_is_413() {
         .request_declared_length("/capabilities/add", 64 * 1024 * 1024 + 1)
         .await;
     assert_eq!(status, 413);
-    assert_eq!(body, b"{\"detail\":\"JSON admission limit or encoding rejected\"}");
+    assert_eq!(
+        body,
+        b"{\"detail\":\"JSON admission limit or encoding rejected\"}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -182,4 +213,40 @@ async fn metrics_count_outcomes_and_statuses() {
     assert!(text.contains("apizr_http_responses_total{code=\"422\"} 1"));
     assert!(text.contains("apizr_request_duration_seconds_count{capability=\"add\"} 2"));
     assert!(text.contains("apizr_in_flight 0"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cancel_guard_stops_the_call_and_kills_the_worker() {
+    use apizr_runtime::pool::SetResults;
+    use apizr_runtime::serve::{CallResult, CancelOnDrop, Invoker};
+    let invoker = Invoker::start(slow_spec(direct(1), None), SetResults::Reject)
+        .await
+        .unwrap();
+    let (guard, cancel) = CancelOnDrop::pair();
+    let started = std::time::Instant::now();
+    let call = invoker.call("nap", b"{\"seconds\": 30}", cancel);
+    let cancel_later = async {
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        drop(guard);
+    };
+    let (result, ()) = tokio::join!(call, cancel_later);
+    assert_eq!(result, CallResult::Failed(None));
+    assert!(started.elapsed() < Duration::from_secs(5));
+    assert_eq!(invoker.kills(), 1);
+    // Sets are rejected for MCP (contract 5.7) and the next call gets a fresh worker.
+    assert_eq!(
+        invoker
+            .call("unique", b"{\"items\": [1, 2]}", CancelOnDrop::never())
+            .await,
+        CallResult::Failed(Some(apizr_runtime::Status::ResultInvalid))
+    );
+    assert_eq!(
+        invoker
+            .call("pair", b"{\"a\": 2}", CancelOnDrop::never())
+            .await,
+        CallResult::Success(apizr_ir::Value::Array(vec![
+            apizr_ir::Value::Int(2),
+            apizr_ir::Value::Int(2)
+        ]))
+    );
 }

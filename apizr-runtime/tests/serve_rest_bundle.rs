@@ -14,7 +14,8 @@ use apizr_runtime::serve::{ExecutionMode, ServeError, ServeOptions, ServeSpec};
 use serve_rest_support::*;
 
 fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("apizr-serve-bundle-{}-{name}", std::process::id()));
+    let dir =
+        std::env::temp_dir().join(format!("apizr-serve-bundle-{}-{name}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     dir
@@ -38,7 +39,10 @@ fn write_bundle(dir: &Path, policy: Option<&str>) {
     if let Some(p) = policy {
         std::fs::create_dir_all(dir.join("execution")).unwrap();
         std::fs::write(dir.join("execution/policy.json"), p).unwrap();
-        artifacts.insert("execution/policy.json".to_string(), digest_value(p.as_bytes()));
+        artifacts.insert(
+            "execution/policy.json".to_string(),
+            digest_value(p.as_bytes()),
+        );
     }
     let capabilities = spec
         .capabilities
@@ -48,7 +52,10 @@ fn write_bundle(dir: &Path, policy: Option<&str>) {
                 panic!("contract is an object")
             };
             map.insert("method".into(), Value::Str("POST".into()));
-            map.insert("route".into(), Value::Str(format!("/capabilities/{}", c.name)));
+            map.insert(
+                "route".into(),
+                Value::Str(format!("/capabilities/{}", c.name)),
+            );
             Value::Object(map)
         })
         .collect();
@@ -57,16 +64,26 @@ fn write_bundle(dir: &Path, policy: Option<&str>) {
             ("artifacts".to_string(), Value::Object(artifacts)),
             ("capabilities".to_string(), Value::Array(capabilities)),
             ("executable_digest".to_string(), digest_value(&source)),
-            ("executable_path".to_string(), Value::Str("source/kinds.py".into())),
+            (
+                "executable_path".to_string(),
+                Value::Str("source/kinds.py".into()),
+            ),
             (
                 "source".to_string(),
                 Value::Object([("module".to_string(), Value::Str("kinds".into()))].into()),
             ),
-            ("schema_version".to_string(), Value::Str("apizr.rest/v1".into())),
+            (
+                "schema_version".to_string(),
+                Value::Str("apizr.rest/v1".into()),
+            ),
         ]
         .into(),
     );
-    std::fs::write(dir.join("apizr-rest.json"), manifest.canonical_bytes().unwrap()).unwrap();
+    std::fs::write(
+        dir.join("apizr-rest.json"),
+        manifest.canonical_bytes().unwrap(),
+    )
+    .unwrap();
 }
 
 #[test]
@@ -75,11 +92,18 @@ fn loads_a_direct_bundle_with_every_contract() {
     write_bundle(&dir, None);
     let spec = ServeSpec::from_bundle_dir(&dir).unwrap();
     assert!(matches!(spec.mode, ExecutionMode::Direct { .. }));
-    let want: Vec<String> = kinds_spec(direct(1)).capabilities.iter().map(|c| c.name.clone()).collect();
+    let want: Vec<String> = kinds_spec(direct(1))
+        .capabilities
+        .iter()
+        .map(|c| c.name.clone())
+        .collect();
     let got: Vec<String> = spec.capabilities.iter().map(|c| c.name.clone()).collect();
     assert_eq!(got, want);
     assert_eq!(spec.source.module, "kinds");
-    assert_eq!(spec.openapi.unwrap(), std::fs::read(data("openapi.reference.json")).unwrap());
+    assert_eq!(
+        spec.openapi.unwrap(),
+        std::fs::read(data("openapi.reference.json")).unwrap()
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -99,9 +123,16 @@ fn a_policy_makes_the_bundle_governed() {
 fn tampered_artifacts_and_unsafe_paths_are_refused() {
     let dir = temp_dir("tampered");
     write_bundle(&dir, None);
-    std::fs::write(dir.join("source/kinds.py"), b"def add(a: int) -> int:\n    return 0\n").unwrap();
+    std::fs::write(
+        dir.join("source/kinds.py"),
+        b"def add(a: int) -> int:\n    return 0\n",
+    )
+    .unwrap();
     let err = ServeSpec::from_bundle_dir(&dir).unwrap_err();
-    assert!(matches!(err, ServeError::Digest(ref p) if p == "source/kinds.py"), "{err}");
+    assert!(
+        matches!(err, ServeError::Digest(ref p) if p == "source/kinds.py"),
+        "{err}"
+    );
 
     write_bundle(&dir, None);
     let manifest = std::fs::read_to_string(dir.join("apizr-rest.json")).unwrap();
@@ -140,7 +171,16 @@ async fn reference_generated_bundles_load_and_serve() {
     let dir = temp_dir("reference");
     let policy = dir.join("policy.json");
     std::fs::write(&policy, "{}").unwrap();
-    for (mode, extra) in [("direct", vec![]), ("governed", vec!["--execution-policy".to_string(), policy.display().to_string()])] {
+    for (mode, extra) in [
+        ("direct", vec![]),
+        (
+            "governed",
+            vec![
+                "--execution-policy".to_string(),
+                policy.display().to_string(),
+            ],
+        ),
+    ] {
         let out = dir.join(mode);
         let status = std::process::Command::new(&oracle)
             .args(["generate", "rest"])
@@ -153,14 +193,21 @@ async fn reference_generated_bundles_load_and_serve() {
             .unwrap();
         assert!(status.success());
         let mut spec = ServeSpec::from_bundle_dir(&out).unwrap();
-        assert_eq!(matches!(spec.mode, ExecutionMode::Governed(_)), mode == "governed");
+        assert_eq!(
+            matches!(spec.mode, ExecutionMode::Governed(_)),
+            mode == "governed"
+        );
         spec.launcher = launcher();
         if let ExecutionMode::Direct { workers, .. } = &mut spec.mode {
             *workers = 1;
         }
         let server = Server::start(spec, ServeOptions::default()).await;
         let (passed, failures) = run_vectors(&server, mode).await;
-        assert!(failures.is_empty(), "{mode}: {passed} passed; failures:\n{}", failures.join("\n"));
+        assert!(
+            failures.is_empty(),
+            "{mode}: {passed} passed; failures:\n{}",
+            failures.join("\n")
+        );
         let (_, _, served) = server.get("/openapi.json", None).await;
         assert_eq!(served, std::fs::read(out.join("openapi.json")).unwrap());
     }

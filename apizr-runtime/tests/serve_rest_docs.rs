@@ -25,11 +25,18 @@ fn chromium() -> Option<&'static str> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn docs_page_renders_and_its_forms_work_in_chromium() {
     let Some(browser) = chromium() else {
-        assert!(std::env::var_os("CI").is_none(), "CI needs chromium for the /docs check");
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI needs chromium for the /docs check"
+        );
         eprintln!("skipped: chromium is not installed");
         return;
     };
-    let server = Server::start(fixture_spec("slow.py", "slow", direct(1)), ServeOptions::default()).await;
+    let server = Server::start(
+        fixture_spec("slow.py", "slow", direct(1)),
+        ServeOptions::default(),
+    )
+    .await;
     let url = format!("http://{}/docs#try-all", server.addr);
     let profile = std::env::temp_dir().join(format!("apizr-docs-chromium-{}", std::process::id()));
     let output = tokio::process::Command::new(browser)
@@ -47,8 +54,16 @@ async fn docs_page_renders_and_its_forms_work_in_chromium() {
         .unwrap();
     let _ = std::fs::remove_dir_all(&profile);
     let dom = String::from_utf8_lossy(&output.stdout);
-    assert!(dom.contains("data-ready=\"1\""), "page did not finish rendering:\n{dom:.2000}");
-    for op in ["/capabilities/bump", "/capabilities/nap", "/capabilities/pair", "/health"] {
+    assert!(
+        dom.contains("data-ready=\"1\""),
+        "page did not finish rendering:\n{dom:.2000}"
+    );
+    for op in [
+        "/capabilities/bump",
+        "/capabilities/nap",
+        "/capabilities/pair",
+        "/health",
+    ] {
         assert!(dom.contains(&format!("data-path=\"{op}\"")), "{op} missing");
     }
     // Every example body is valid for its schema: bump, nap, pair and unique answer 200;

@@ -9,8 +9,8 @@
 
 use std::path::PathBuf;
 use std::process::Stdio;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Weak};
 use std::time::Duration;
 
 use apizr_ir::Value;
@@ -84,6 +84,8 @@ pub struct Pool {
     permits: Semaphore,
     kills: AtomicU64,
     spawned: AtomicU64,
+    /// For background replacement of killed workers.
+    me: Weak<Pool>,
 }
 
 impl std::fmt::Debug for Pool {
@@ -130,13 +132,14 @@ impl Pool {
             .canonical_bytes()
             .map_err(|e| PoolError::Encode(e.to_string()))?;
         let workers = config.workers.max(1);
-        let pool = Arc::new(Pool {
+        let pool = Arc::new_cyclic(|me| Pool {
             config,
             init_frame: encode_frame(&payload),
             idle: Mutex::new(Vec::with_capacity(workers)),
             permits: Semaphore::new(workers),
             kills: AtomicU64::new(0),
             spawned: AtomicU64::new(0),
+            me: me.clone(),
         });
         let mut started = Vec::with_capacity(workers);
         for _ in 0..workers {
@@ -162,6 +165,26 @@ impl Pool {
 
     pub fn size(&self) -> usize {
         self.config.workers.max(1)
+    }
+
+    /// Start a replacement for a killed worker so the next call finds a warm one. Never grows
+    /// the idle list past the pool size (a call may have spawned one lazily meanwhile).
+    fn replace_in_background(&self) {
+        let (Some(pool), Ok(runtime)) = (self.me.upgrade(), tokio::runtime::Handle::try_current())
+        else {
+            return;
+        };
+        runtime.spawn(async move {
+            match pool.spawn_worker().await {
+                Ok(worker) => {
+                    let mut idle = pool.idle.lock().await;
+                    if idle.len() < pool.size() {
+                        idle.push(worker);
+                    }
+                }
+                Err(e) => eprintln!("apizr serve: cannot replace a worker: {e}"),
+            }
+        });
     }
 
     async fn spawn_worker(&self) -> Result<Worker, PoolError> {
@@ -211,7 +234,7 @@ impl Pool {
         // the lease, which counts the kill; dropping the worker kills its process group.
         let mut lease = Lease {
             worker: Some(worker),
-            kills: &self.kills,
+            pool: self,
         };
         let frame = encode_frame(request);
         let Some(worker) = lease.worker.as_mut() else {
@@ -226,7 +249,10 @@ impl Pool {
         match exchanged {
             Ok(answer) => {
                 if let Some(w) = lease.worker.take() {
-                    self.idle.lock().await.push(w);
+                    let mut idle = self.idle.lock().await;
+                    if idle.len() < self.size() {
+                        idle.push(w);
+                    }
                 }
                 answer
             }
@@ -244,13 +270,14 @@ impl Pool {
 /// A worker out of the pool for one call; dropped with its worker still inside = killed.
 struct Lease<'a> {
     worker: Option<Worker>,
-    kills: &'a AtomicU64,
+    pool: &'a Pool,
 }
 
 impl Drop for Lease<'_> {
     fn drop(&mut self) {
         if self.worker.take().is_some() {
-            self.kills.fetch_add(1, Ordering::Relaxed);
+            self.pool.kills.fetch_add(1, Ordering::Relaxed);
+            self.pool.replace_in_background();
         }
     }
 }
@@ -289,7 +316,10 @@ async fn exchange(worker: &mut Worker, frame: &[u8]) -> Result<PoolAnswer, PoolE
     let bad = || PoolError::Protocol("malformed response".into());
     let text = body.strip_suffix(b"\n").ok_or_else(bad)?;
     let split = text.iter().position(|b| *b == b'\n').ok_or_else(bad)?;
-    let (status, raw) = (text.get(..split).ok_or_else(bad)?, text.get(split + 1..).ok_or_else(bad)?);
+    let (status, raw) = (
+        text.get(..split).ok_or_else(bad)?,
+        text.get(split + 1..).ok_or_else(bad)?,
+    );
     let status = std::str::from_utf8(status)
         .ok()
         .and_then(Status::from_wire)

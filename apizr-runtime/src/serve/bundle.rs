@@ -164,7 +164,11 @@ pub fn load(dir: &Path) -> Result<ServeSpec, ServeError> {
         }
     };
     let optional = |rel: &str| -> Result<Option<Vec<u8>>, ServeError> {
-        if listed(rel) { read(dir, rel).map(Some) } else { Ok(None) }
+        if listed(rel) {
+            read(dir, rel).map(Some)
+        } else {
+            Ok(None)
+        }
     };
     Ok(ServeSpec {
         transport_title: "Apizr REST API".into(),

@@ -176,7 +176,9 @@ pub enum CallResult {
     InvalidInput(String),
     Timeout,
     ResourceLimit,
-    Busy { retry_after: Duration },
+    Busy {
+        retry_after: Duration,
+    },
     Unknown,
     /// Anything else, with the runtime status when there was one.
     Failed(Option<Status>),
@@ -241,7 +243,7 @@ enum Backend {
     Direct(Arc<Pool>),
     Governed {
         runtime: Arc<LocalRuntime>,
-        policy: PolicyV1,
+        policy: Box<PolicyV1>,
     },
 }
 
@@ -303,7 +305,7 @@ impl Invoker {
                 .map_err(|e| ServeError::Usage(e.to_string()))?;
                 Backend::Governed {
                     runtime,
-                    policy: policy.clone(),
+                    policy: Box::new(policy.clone()),
                 }
             }
         };

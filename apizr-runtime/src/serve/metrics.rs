@@ -65,11 +65,13 @@ impl Metrics {
         {
             c.fetch_add(1, Ordering::Relaxed);
         }
+        // One non-cumulative bucket per call (the +Inf overflow is `count`); cumulated when
+        // rendered.
         let secs = elapsed.as_secs_f64();
-        for (bound, bucket) in BUCKETS.iter().zip(series.buckets.iter()) {
-            if secs <= *bound {
-                bucket.fetch_add(1, Ordering::Relaxed);
-            }
+        if let Some(i) = BUCKETS.iter().position(|bound| secs <= *bound)
+            && let Some(bucket) = series.buckets.get(i)
+        {
+            bucket.fetch_add(1, Ordering::Relaxed);
         }
         series.count.fetch_add(1, Ordering::Relaxed);
         series.sum_micros.fetch_add(
@@ -110,11 +112,12 @@ impl Metrics {
         );
         for (name, s) in &self.per_capability {
             let label = escape(name);
+            let mut cumulative = 0;
             for (bound, b) in BUCKETS.iter().zip(s.buckets.iter()) {
+                cumulative += b.load(Ordering::Relaxed);
                 let _ = writeln!(
                     out,
-                    "apizr_request_duration_seconds_bucket{{capability=\"{label}\",le=\"{bound}\"}} {}",
-                    b.load(Ordering::Relaxed)
+                    "apizr_request_duration_seconds_bucket{{capability=\"{label}\",le=\"{bound}\"}} {cumulative}"
                 );
             }
             let count = s.count.load(Ordering::Relaxed);
@@ -161,4 +164,44 @@ fn escape(label: &str) -> String {
         .replace('\\', "\\\\")
         .replace('"', "\\\"")
         .replace('\n', "\\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn histogram_buckets_are_cumulative_and_outcomes_counted() {
+        let m = Metrics::new(vec!["f".into()]);
+        m.observe("f", "success", Duration::from_micros(500));
+        m.observe("f", "success", Duration::from_millis(20));
+        m.observe("f", "timeout", Duration::from_secs(30));
+        m.observe("unknown-capability", "success", Duration::ZERO);
+        m.http_status(200);
+        m.http_status(999);
+        let text = m.render(2);
+        for line in [
+            "apizr_requests_total{capability=\"f\",outcome=\"success\"} 2",
+            "apizr_requests_total{capability=\"f\",outcome=\"timeout\"} 1",
+            "apizr_request_duration_seconds_bucket{capability=\"f\",le=\"0.001\"} 1",
+            "apizr_request_duration_seconds_bucket{capability=\"f\",le=\"0.01\"} 1",
+            "apizr_request_duration_seconds_bucket{capability=\"f\",le=\"0.025\"} 2",
+            "apizr_request_duration_seconds_bucket{capability=\"f\",le=\"10\"} 2",
+            "apizr_request_duration_seconds_bucket{capability=\"f\",le=\"+Inf\"} 3",
+            "apizr_request_duration_seconds_count{capability=\"f\"} 3",
+            "apizr_http_responses_total{code=\"200\"} 1",
+            "apizr_worker_kills_total 2",
+        ] {
+            assert!(
+                text.lines().any(|l| l == line),
+                "missing {line:?} in\n{text}"
+            );
+        }
+        assert!(!text.contains("unknown-capability"));
+    }
+
+    #[test]
+    fn label_values_are_escaped() {
+        assert_eq!(escape("a\"b\\c\nd"), "a\\\"b\\\\c\\nd");
+    }
 }

@@ -12,16 +12,16 @@
 pub mod bundle;
 pub mod core;
 pub mod decode;
+#[cfg(feature = "mcp")]
+pub mod mcp;
 pub mod metrics;
-pub mod options;
 #[cfg(feature = "rest")]
 pub mod openapi;
+pub mod options;
 #[cfg(feature = "rest")]
 pub mod rest;
 #[cfg(feature = "rest")]
 mod rest_docs;
-#[cfg(feature = "mcp")]
-pub mod mcp;
 
 pub use self::core::{
     CallResult, CancelGuard, CancelOnDrop, ExecutionMode, Gates, Invoker, ServeError, ServeSource,

@@ -90,7 +90,10 @@ pub fn document(capabilities: &[ServedCapability]) -> Value {
     obj([
         (
             "info",
-            obj([("title", s("Apizr REST API")), ("version", s("apizr.rest/v1"))]),
+            obj([
+                ("title", s("Apizr REST API")),
+                ("version", s("apizr.rest/v1")),
+            ]),
         ),
         ("openapi", s("3.1.0")),
         ("paths", Value::Object(paths)),

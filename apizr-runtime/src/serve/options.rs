@@ -232,3 +232,54 @@ pub async fn serve(
         }
     }
 }
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    fn args(list: &[&str]) -> Vec<String> {
+        list.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn flags_parse_in_both_spellings() {
+        let p = parse(args(&[
+            "--bundle",
+            "/b",
+            "--host=0.0.0.0",
+            "--port",
+            "9",
+            "--token",
+            "t",
+            "--insecure",
+            "--workers=3",
+            "--timeout-ms",
+            "250",
+            "--concurrency",
+            "2",
+            "--queue",
+            "0",
+            "--http",
+        ]))
+        .unwrap();
+        assert_eq!(p.bundle, Some(PathBuf::from("/b")));
+        assert_eq!((p.options.host.as_str(), p.options.port), ("0.0.0.0", 9));
+        assert_eq!(p.options.token.as_deref(), Some("t"));
+        assert!(p.options.insecure && p.options.mcp_http);
+        assert_eq!(p.overrides.workers, Some(3));
+        assert_eq!(p.overrides.timeout_ms, Some(250));
+        assert_eq!(
+            (p.overrides.concurrency, p.overrides.queue),
+            (Some(2), Some(0))
+        );
+    }
+
+    #[test]
+    fn bad_flags_are_usage_errors() {
+        assert!(parse(args(&["--port", "http"])).is_err());
+        assert!(parse(args(&["--port"])).is_err());
+        assert!(parse(args(&["--frobnicate"])).is_err());
+        assert_eq!(parse(args(&["--help"])).err(), Some(String::new()));
+    }
+}

@@ -19,7 +19,7 @@ use std::sync::{Arc, OnceLock};
 use axum::Router;
 use axum::body::Body;
 use axum::extract::{Path, State};
-use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, Uri, header};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 
@@ -151,18 +151,13 @@ async fn call(
     };
     let Some(bytes) = read else {
         invoker.metrics.http_status(413);
-        return detail(
-            StatusCode::PAYLOAD_TOO_LARGE,
-            super::core::ADMISSION_DETAIL,
-        );
+        return detail(StatusCode::PAYLOAD_TOO_LARGE, super::core::ADMISSION_DETAIL);
     };
     let (result, raw) = invoker
         .call_json(&name, &bytes, CancelOnDrop::never())
         .await;
     let response = match result {
-        CallResult::Success(_) if raw.is_some() => {
-            json(StatusCode::OK, raw.unwrap_or_default())
-        }
+        CallResult::Success(_) if raw.is_some() => json(StatusCode::OK, raw.unwrap_or_default()),
         CallResult::Success(value) => match value.canonical_bytes() {
             Ok(mut b) => {
                 b.pop();
@@ -190,18 +185,8 @@ async fn call(
     response
 }
 
-async fn fallback(method: Method, uri: Uri) -> Response {
-    let known = uri.path() == "/health"
-        || uri.path() == "/readyz"
-        || uri.path() == "/metrics"
-        || uri.path() == "/openapi.json"
-        || uri.path() == "/docs"
-        || uri.path().starts_with("/capabilities/");
-    if known && method != Method::GET && method != Method::POST
-        || known && uri.path().starts_with("/capabilities/") && method == Method::GET
-    {
-        return detail(StatusCode::METHOD_NOT_ALLOWED, "Method Not Allowed");
-    }
+/// Unknown paths (known paths answer 405 for other methods through their own fallbacks).
+async fn fallback() -> Response {
     detail(StatusCode::NOT_FOUND, "Not Found")
 }
 
@@ -291,5 +276,19 @@ async fn shutdown_signal() {
     #[cfg(not(unix))]
     {
         let _ = interrupt.await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::same;
+
+    #[test]
+    fn token_comparison() {
+        assert!(same(b"secret", b"secret"));
+        assert!(!same(b"secret", b"secreT"));
+        assert!(!same(b"secret", b"secret2"));
+        assert!(!same(b"", b"x"));
+        assert!(same(b"", b""));
     }
 }

@@ -1,0 +1,295 @@
+//! `apizr doctor`: what this host can enforce, and how.
+//!
+//! The matrix is not a second opinion: each control's row comes from the same planner a call
+//! uses ([`apizr_runtime::enforcement::plan`]) applied to a policy that requests just that
+//! control, over host facts observed afresh (the on-disk caches that `execute` reads are
+//! rewritten, so a stale entry is repaired by running `apizr doctor`). A row that says
+//! `enforced: no` is a control that `execute` answers with `policy_refused`; the reason names
+//! the missing host mechanism.
+
+use std::path::PathBuf;
+use std::process::{Command, ExitCode, Stdio};
+
+use apizr_ir::policy::PolicyV1;
+use apizr_runtime::HostCapabilities;
+use apizr_runtime::RuntimeConfig;
+use apizr_runtime::enforcement::plan;
+use apizr_runtime::host::Freshness;
+use apizr_runtime::oci::Engine;
+use clap::Args;
+use serde::Serialize;
+
+use crate::cli::Format;
+use crate::style::Style;
+
+pub const DOCTOR_SCHEMA: &str = "apizr.doctor/v1";
+
+#[derive(Debug, Args)]
+pub struct DoctorArgs {
+    /// Output format
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+}
+
+/// One row of the matrix.
+#[derive(Debug, Serialize)]
+struct Row {
+    control: &'static str,
+    requested: String,
+    enforced: bool,
+    /// The mechanism when enforced.
+    mechanism: Option<String>,
+    /// Why `execute` would refuse it, when not enforced.
+    reason: Option<String>,
+}
+
+#[derive(Debug, Serialize)]
+struct Docker {
+    reachable: bool,
+    /// Server version, or why it could not be reached.
+    detail: String,
+    /// Controls the engine lacks for the `oci-container` backend (empty: usable).
+    missing: Vec<&'static str>,
+}
+
+#[derive(Debug, Serialize)]
+struct Doctor {
+    schema_version: &'static str,
+    python_version: Option<String>,
+    host: HostCapabilities,
+    controls: Vec<Row>,
+    docker: Docker,
+}
+
+/// The policy documents that request one control each (the row's `requested`).
+const PROBES: &[(&str, &str)] = &[
+    ("network", r#"{"network":{"mode":"deny"}}"#),
+    ("filesystem", r#"{"filesystem":{"mode":"sandbox"}}"#),
+    ("subprocess", r#"{"subprocess":{"mode":"deny"}}"#),
+    ("memory", r#"{"resources":{"memory_bytes":268435456}}"#),
+    ("pids", r#"{"resources":{"pids":64}}"#),
+    ("cpu", r#"{"resources":{"cpu_millis":1000}}"#),
+    ("descendants", "{}"),
+];
+
+pub fn run(args: &DoctorArgs) -> ExitCode {
+    let config = RuntimeConfig::default();
+    let launcher = std::env::current_exe().ok();
+    let host =
+        HostCapabilities::probe_with(&config.python, launcher.as_deref(), Freshness::Refresh);
+    let doctor = Doctor {
+        schema_version: DOCTOR_SCHEMA,
+        python_version: host.python.as_ref().and_then(python_version),
+        controls: rows(&host),
+        docker: docker(),
+        host,
+    };
+    match args.format {
+        Format::Json => match serde_json::to_string_pretty(&doctor) {
+            Ok(text) => println!("{text}"),
+            Err(e) => {
+                eprintln!("apizr: {e}");
+                return ExitCode::from(crate::EXIT_INPUT);
+            }
+        },
+        Format::Text => print!("{}", text(&doctor, Style::for_stdout())),
+    }
+    ExitCode::SUCCESS
+}
+
+fn rows(host: &HostCapabilities) -> Vec<Row> {
+    let mut out = Vec::new();
+    for (control, doc) in PROBES {
+        let Some(policy) = serde_json::from_str(doc)
+            .ok()
+            .and_then(|v| PolicyV1::from_json(&v).ok())
+        else {
+            continue;
+        };
+        let planned = plan(&policy, host);
+        let Some(report) = planned.controls.into_iter().find(|c| c.control == *control) else {
+            continue;
+        };
+        let reason = (!report.enforced).then(|| reason(control, host));
+        out.push(Row {
+            control,
+            requested: report.requested,
+            enforced: report.enforced,
+            mechanism: if report.enforced {
+                report.mechanism
+            } else {
+                None
+            },
+            reason,
+        });
+    }
+    out
+}
+
+/// Why the planner refused `control` on this host.
+fn reason(control: &str, host: &HostCapabilities) -> String {
+    let launcher = host.launcher.is_some();
+    let no_launcher = "no working launcher (see notes)";
+    match control {
+        "network" if !launcher => no_launcher.into(),
+        "network" => "cannot create a network namespace (even inside a user namespace)".into(),
+        "filesystem" if !launcher => no_launcher.into(),
+        "filesystem" => "Landlock is not available in this kernel".into(),
+        "subprocess" => "the kernel does not support seccomp filters".into(),
+        "pids" if !launcher => no_launcher.into(),
+        "pids" => "no writable cgroup pids hierarchy (v2 delegation or v1 group)".into(),
+        "descendants" if !launcher => {
+            "no working launcher: process-group kill only, detached descendants may escape".into()
+        }
+        "descendants" => {
+            "cannot create a PID namespace: process-group kill only, detached descendants may escape"
+                .into()
+        }
+        _ => no_launcher.into(),
+    }
+}
+
+fn python_version(python: &PathBuf) -> Option<String> {
+    let out = Command::new(python)
+        .args([
+            "-I",
+            "-S",
+            "-c",
+            "import sys; sys.stdout.write(sys.version.split()[0])",
+        ])
+        .stdin(Stdio::null())
+        .stderr(Stdio::null())
+        .output()
+        .ok()?;
+    out.status
+        .success()
+        .then(|| String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+fn docker() -> Docker {
+    let engine = match Engine::from_env() {
+        Ok(engine) => engine,
+        Err(e) => {
+            return Docker {
+                reachable: false,
+                detail: e.to_string(),
+                missing: Vec::new(),
+            };
+        }
+    };
+    match engine.capabilities() {
+        Ok(caps) => Docker {
+            reachable: true,
+            detail: format!("Docker {} (API {})", caps.server_version, caps.api_version),
+            missing: caps.missing,
+        },
+        Err(e) => Docker {
+            reachable: true,
+            detail: format!("Docker {}: {e}", engine.server_version),
+            missing: vec!["info"],
+        },
+    }
+}
+
+fn yes_no(b: bool) -> &'static str {
+    if b { "yes" } else { "no" }
+}
+
+fn text(d: &Doctor, style: Style) -> String {
+    let h = &d.host;
+    let path = |p: &Option<PathBuf>| {
+        p.as_ref()
+            .map_or("-".to_string(), |p| p.display().to_string())
+    };
+    let mut out = format!("{}\n", style.bold("Host"));
+    let python = match (&h.python, &d.python_version) {
+        (Some(p), Some(v)) => format!("{} (Python {v})", p.display()),
+        (Some(p), None) => format!("{} (did not answer)", p.display()),
+        _ => "not found".into(),
+    };
+    let mut facts = vec![
+        ("python", python),
+        (
+            "python resolution",
+            h.python_resolution.unwrap_or("-").to_string(),
+        ),
+        ("launcher", path(&h.launcher)),
+        ("root", yes_no(h.is_root).into()),
+        ("user namespace", yes_no(h.user_namespace).into()),
+        ("network namespace", yes_no(h.network_namespace).into()),
+        ("pid namespace", yes_no(h.pid_namespace).into()),
+        (
+            "landlock",
+            if h.landlock_abi == 0 {
+                "no".into()
+            } else {
+                format!(
+                    "ABI {} ({})",
+                    h.landlock_abi,
+                    if h.landlock_fully_enforced {
+                        "fully enforced"
+                    } else {
+                        "partial"
+                    }
+                )
+            },
+        ),
+        ("seccomp filter", yes_no(h.seccomp_filter).into()),
+    ];
+    for (name, cg) in [
+        ("cgroup pids", &h.cgroup_pids),
+        ("cgroup memory", &h.cgroup_memory),
+    ] {
+        let value = cg.as_ref().map_or("not delegated".to_string(), |c| {
+            format!("{} {}", c.version, c.base.display())
+        });
+        facts.push((name, value));
+    }
+    let docker = if d.docker.reachable && d.docker.missing.is_empty() {
+        format!("{} (usable)", d.docker.detail)
+    } else if d.docker.reachable {
+        format!(
+            "{} (missing: {})",
+            d.docker.detail,
+            d.docker.missing.join(", ")
+        )
+    } else {
+        format!("unreachable: {}", d.docker.detail)
+    };
+    facts.push(("docker", docker));
+    for (name, value) in facts {
+        out.push_str(&format!("  {name:<22} {value}\n"));
+    }
+    out.push_str(&format!("\n{}\n", style.bold("Controls")));
+    let width = d
+        .controls
+        .iter()
+        .map(|r| r.requested.len())
+        .chain([9])
+        .max()
+        .unwrap_or(9);
+    out.push_str(&format!(
+        "  {:<12} {:<width$} {:<9} {}\n",
+        "CONTROL", "REQUESTED", "ENFORCED", "MECHANISM / REASON"
+    ));
+    for row in &d.controls {
+        let how = row
+            .mechanism
+            .as_deref()
+            .or(row.reason.as_deref())
+            .unwrap_or("-");
+        out.push_str(&format!(
+            "  {:<12} {:<width$} {:<9} {how}\n",
+            row.control,
+            row.requested,
+            yes_no(row.enforced)
+        ));
+    }
+    if !h.notes.is_empty() {
+        out.push_str(&format!("\n{}\n", style.bold("Notes")));
+        for note in &h.notes {
+            out.push_str(&format!("  {note}\n"));
+        }
+    }
+    out
+}
