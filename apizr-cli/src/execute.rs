@@ -29,7 +29,7 @@ use apizr_ir::interface::{ContractExecution, InvocationContract};
 use apizr_ir::plan::RuntimePlan;
 use apizr_ir::policy::PolicyV1;
 use apizr_ir::{Digest, SourceKind, Value};
-use apizr_runtime::audit::{AuditSink, FileAuditSink};
+use apizr_runtime::audit::{AUDIT_SCHEMA, AuditRecord, AuditSink, FileAuditSink};
 use apizr_runtime::validate::validate_arguments;
 use apizr_runtime::{
     BindingParameter, CallRequest, Executable, ExecutionKind, LauncherLocation, LocalRuntime,
@@ -77,8 +77,8 @@ pub struct ExecuteArgs {
     #[arg(long, value_name = "FILE", num_args = 0..=1, default_missing_value = "-")]
     pub report: Option<PathBuf>,
     /// Append one audit record (JSON line: capability id, digests, status, duration, limits
-    /// hit, enforcement mechanisms; never argument or environment values) to FILE for a call
-    /// that reaches the runtime. Default: `$APIZR_AUDIT_FILE` when set.
+    /// hit, enforcement mechanisms; never argument or environment values) to FILE per call,
+    /// including calls refused before a worker starts. Default: `$APIZR_AUDIT_FILE` when set.
     #[arg(long, value_name = "FILE")]
     pub audit: Option<PathBuf>,
 }
@@ -117,10 +117,14 @@ pub fn run(args: &ExecuteArgs) -> ExitCode {
         }
     };
     let mut report = Report::new();
-    let (status, value, v2) = match execute(args, audit, &mut report) {
+    let (status, value, v2) = match execute(args, audit.clone(), &mut report) {
         Ok((status, value)) => (status.wire_name(), value, false),
         Err(f) => {
             report.finish_stage(f.stage, &f.detail);
+            if let Some(sink) = &audit {
+                // The call ended before the runtime (which records the calls it runs).
+                let _ = sink.record(&early_audit_record(args, &report, f.status));
+            }
             (f.status, Value::Null, f.v2)
         }
     };
@@ -138,6 +142,34 @@ pub fn run(args: &ExecuteArgs) -> ExitCode {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)
+    }
+}
+
+/// The audit record of a call that ended before the runtime: the resolved capability id (or
+/// the capability as requested, when planning did not get that far), the executable and policy
+/// digests when known (empty otherwise), the status and the time spent; no controls ran.
+fn early_audit_record(args: &ExecuteArgs, report: &Report, status: &'static str) -> AuditRecord {
+    AuditRecord {
+        schema_version: AUDIT_SCHEMA,
+        capability_id: report
+            .capability_id
+            .clone()
+            .unwrap_or_else(|| args.capability.clone()),
+        executable_digest: report
+            .executable_digest
+            .as_ref()
+            .map(Digest::prefixed)
+            .unwrap_or_default(),
+        policy_digest: report
+            .policy_digest
+            .as_ref()
+            .map(Digest::prefixed)
+            .unwrap_or_default(),
+        status,
+        duration_ms: report.elapsed_ms(),
+        limits_hit: Vec::new(),
+        refused: Vec::new(),
+        controls: Vec::new(),
     }
 }
 
@@ -244,6 +276,8 @@ fn execute(
         .map_err(|e| invalid(Stage::Plan, e))?;
     report.interface_digest = contract.digest().ok();
     report.plan_digest = plan.digest().ok();
+    report.capability_id = Some(contract.capability_id.clone());
+    report.executable_digest = Some(plan.executable_digest.clone());
     let executable = executable_bytes(kind, bytes, &parsed.text, &plan.executable_digest)
         .ok_or_else(|| fail(Status::SourceMismatch, Stage::Plan, "executable digest"))?;
     report.time("plan", started);

@@ -31,6 +31,7 @@ Examples:
   curl -s localhost:9000/capabilities/total -d '{\"prices\": [1, 2.5]}'
   apizr serve rest tools.py --policy policy.json    governed: one sandboxed worker per call
   apizr serve rest tools.py --host 0.0.0.0 --token \"$TOKEN\"
+  apizr serve rest --bundle generated/                a generated project, without cargo build
   apizr serve mcp tools.py --http --port 8001       MCP Streamable HTTP at /mcp";
 
 #[derive(Debug, Subcommand)]
@@ -47,6 +48,9 @@ pub enum ServeCommand {
 pub struct ServeArgs {
     /// The `.py` file or `.ipynb` notebook to serve (default: the bundled example)
     pub source: Option<PathBuf>,
+    /// Serve a generated project directory (its verified contract files) instead of SOURCE
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["source", "module_name", "select", "policy"])]
+    pub bundle: Option<PathBuf>,
     /// Logical dotted module name (default: the file stem)
     #[arg(long, value_name = "NAME")]
     pub module_name: Option<String>,
@@ -115,8 +119,11 @@ pub fn run(command: &ServeCommand) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// Inspect the source and plan its contracts (the pure part of `run`).
+/// Inspect the source and plan its contracts, or load a generated project (`--bundle`).
 pub fn build_spec(args: &ServeArgs) -> anyhow::Result<ServeSpec> {
+    if let Some(dir) = &args.bundle {
+        return ServeSpec::from_bundle_dir(dir).map_err(|e| anyhow!(e));
+    }
     let (bytes, kind, module) = match &args.source {
         Some(path) => {
             let (bytes, kind) = apizr_inspect::source::read_source(path)

@@ -183,3 +183,41 @@ fn the_text_table_names_each_control_and_says_yes_or_no() {
     }
     assert!(text.contains(d["host"]["python"].as_str().unwrap()));
 }
+
+/// The on-disk host cache: `doctor` writes it, `execute` reads it, and a cached interpreter
+/// that no longer exists is never used (the shim is asked again and the entry repaired).
+#[test]
+fn a_stale_cached_interpreter_is_not_trusted() {
+    let dir = work("cache");
+    let cache = dir.join("cache");
+    let out = apizr()
+        .env("APIZR_CACHE_DIR", &cache)
+        .args(["doctor", "--format", "json"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let names: Vec<String> = std::fs::read_dir(&cache)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(names.iter().any(|n| n.starts_with("probe-")), "{names:?}");
+    let Some(entry) = names.iter().find(|n| n.starts_with("python-")) else {
+        return; // python3 on PATH is an ELF binary here: nothing is cached for it
+    };
+    let path = cache.join(entry);
+    let text = std::fs::read_to_string(&path).unwrap();
+    let (digest, cached) = text.split_once('\n').unwrap();
+    assert!(Path::new(cached).is_absolute(), "{cached}");
+    std::fs::write(&path, format!("{digest}\n/nonexistent/bin/python3")).unwrap();
+    std::fs::write(dir.join("policy.json"), "{}").unwrap();
+    let out = apizr()
+        .current_dir(&dir)
+        .env("APIZR_CACHE_DIR", &cache)
+        .args(["execute", "mod.py", "f", "--arguments", "args.json"])
+        .args(["--policy", "policy.json"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let repaired = std::fs::read_to_string(&path).unwrap();
+    assert_eq!(repaired, text);
+}

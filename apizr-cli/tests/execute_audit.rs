@@ -125,3 +125,42 @@ fn the_environment_variable_names_the_sink_and_a_bad_sink_runs_nothing() {
     assert!(out.stdout.is_empty());
     assert!(String::from_utf8_lossy(&out.stderr).contains("audit file"));
 }
+
+#[test]
+fn calls_refused_before_a_worker_are_audited_too() {
+    let dir = work("early");
+    let audit = dir.join("audit.jsonl");
+    // A number where a `str` is required: invalid_input from validation, after planning.
+    std::fs::write(dir.join("policy.json"), "{}").unwrap();
+    std::fs::write(dir.join("args.json"), r#"{"token": 4242424242}"#).unwrap();
+    let run = |policy: &str| {
+        std::fs::write(dir.join("policy.json"), policy).unwrap();
+        Command::new(env!("CARGO_BIN_EXE_apizr"))
+            .current_dir(&dir)
+            .args(["execute", "mod.py", "f", "--arguments", "args.json"])
+            .args(["--policy", "policy.json", "--audit"])
+            .arg(&audit)
+            .output()
+            .unwrap()
+    };
+    assert_eq!(run("{}").status.code(), Some(1));
+    assert_eq!(run(r#"{"bogus": 1}"#).status.code(), Some(1));
+    let text = std::fs::read_to_string(&audit).unwrap();
+    assert!(!text.contains("4242424242"), "{text}");
+    let records: Vec<Json> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(records.len(), 2);
+    assert_eq!(records[0]["status"], "invalid_input");
+    assert_eq!(records[0]["capability_id"], "python:mod:f");
+    assert_eq!(
+        records[0]["executable_digest"],
+        sha256_of(&dir.join("mod.py")).as_str()
+    );
+    assert_eq!(records[0]["controls"], serde_json::json!([]));
+    // An invalid policy: nothing resolved yet, so the capability is as requested.
+    assert_eq!(records[1]["status"], "invalid_input");
+    assert_eq!(records[1]["capability_id"], "f");
+    assert_eq!(records[1]["policy_digest"], "");
+}

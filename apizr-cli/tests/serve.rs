@@ -189,3 +189,54 @@ fn refuses_ineligible_sources_and_v2_policies() {
     assert_eq!(v2.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&v2.stderr).contains("v1 policies only"));
 }
+
+#[test]
+fn serves_a_generated_project_and_refuses_a_tampered_one() {
+    let dir = tmp("bundle");
+    let out = dir.join("project");
+    let example = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../examples/pricing.py");
+    let generated = run(&[
+        "generate",
+        "rest",
+        example.to_str().unwrap(),
+        "--output-dir",
+        out.to_str().unwrap(),
+    ]);
+    assert!(
+        generated.status.success(),
+        "{}",
+        String::from_utf8_lossy(&generated.stderr)
+    );
+    {
+        let server = Served::start(&["--bundle", out.to_str().unwrap(), "--workers", "1"]);
+        assert_eq!(
+            server.post("total", r#"{"prices": [1, 2.5]}"#),
+            (200, "4.2".into())
+        );
+        let (status, doc) = server.try_request("GET", "/openapi.json", "").unwrap();
+        assert_eq!(status, 200);
+        assert_eq!(
+            doc,
+            std::fs::read_to_string(out.join("openapi.json")).unwrap()
+        );
+    }
+    std::fs::write(
+        out.join("source/pricing.py"),
+        "def total() -> int:\n    return 0\n",
+    )
+    .unwrap();
+    let refused = run(&[
+        "serve",
+        "rest",
+        "--bundle",
+        out.to_str().unwrap(),
+        "--port",
+        "1",
+    ]);
+    assert_eq!(refused.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(
+        stderr.contains("artifact digest mismatch: source/pricing.py"),
+        "{stderr}"
+    );
+}

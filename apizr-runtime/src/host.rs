@@ -139,7 +139,8 @@ impl LazyHost {
         self.assemble(pids)
     }
 
-    /// Forget the launcher facts (memory and disk): the launcher failed its set-up.
+    /// Drop the cached launcher facts on disk: the launcher failed its set-up, so the next
+    /// process probes again (this one keeps its answer; its calls keep failing closed).
     pub fn invalidate_launcher_probe(&self) {
         if let Some(launcher) = &self.launcher {
             cache::remove("probe", &probe_key(launcher));

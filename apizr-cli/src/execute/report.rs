@@ -44,6 +44,11 @@ pub struct Report {
     pub interface_digest: Option<Digest>,
     #[serde(skip)]
     pub plan_digest: Option<Digest>,
+    /// For the audit record of calls that end before the runtime.
+    #[serde(skip)]
+    pub capability_id: Option<String>,
+    #[serde(skip)]
+    pub executable_digest: Option<Digest>,
     #[serde(skip)]
     started: Instant,
 }
@@ -73,6 +78,8 @@ impl Report {
             policy_digest: None,
             interface_digest: None,
             plan_digest: None,
+            capability_id: None,
+            executable_digest: None,
             started: Instant::now(),
         }
     }
@@ -88,6 +95,11 @@ impl Report {
         self.digests.transformed = source.transformed_digest.as_ref().map(Digest::prefixed);
         self.digests.ir = Some(inspection.ir_digest.prefixed());
         self.digests.readiness = Some(inspection.readiness_digest.prefixed());
+    }
+
+    /// Whole milliseconds since the command started.
+    pub fn elapsed_ms(&self) -> u64 {
+        u64::try_from(self.started.elapsed().as_millis()).unwrap_or(u64::MAX)
     }
 
     pub fn finish_stage(&mut self, stage: Stage, detail: &str) {

@@ -205,7 +205,14 @@ pub fn serve_blocking(
     options: ServeOptions,
 ) -> Result<(), ServeError> {
     options.check_exposure()?;
-    let runtime = tokio::runtime::Builder::new_multi_thread()
+    let mut builder = tokio::runtime::Builder::new_multi_thread();
+    if std::env::var_os("TOKIO_WORKER_THREADS").is_none() {
+        // Half the cores: the other half runs the Python workers, and fewer I/O threads mean
+        // fewer cross-thread wake-ups per call (measured: +10-15% req/s on 2 cores).
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        builder.worker_threads((cores / 2).max(1));
+    }
+    let runtime = builder
         .enable_all()
         .build()
         .map_err(|e| ServeError::Usage(format!("tokio: {e}")))?;
