@@ -5,7 +5,18 @@
 //! per-call interpreter start) at many times its throughput. Each worker runs one call at a
 //! time; the pool hands out idle workers under a semaphore sized to the worker count. A worker
 //! that times out, breaks the protocol or is abandoned (the caller's future dropped, e.g. a
-//! client disconnect) is killed with its whole process group and replaced lazily.
+//! client disconnect) is killed with its whole process group and replaced in the background.
+//!
+//! Protocol `apizr.worker-serve/v1` (frames as `apizr.worker/v1`: u64 big-endian length, then
+//! the payload; stdin stays open between calls):
+//! * start-up, server → worker: canonical JSON `{"capabilities": {name: {"execution",
+//!   "function", "parameters", "sets"}}, "executable": {"base64", "digest"}, "module", "path",
+//!   "protocol"}`; the worker verifies the digest, imports the module once and binding-checks
+//!   every capability (5.6);
+//! * call, server → worker: `<capability>\n<positional-only count>\n<caller's JSON text>` (already
+//!   admitted and validated by the server; the worker re-decodes it to keep key order);
+//! * every answer, worker → server: `<status>\n<value JSON>\n` (`ensure_ascii=False`, compact,
+//!   insertion order; the value is `null` unless the status is `success`).
 
 use std::path::PathBuf;
 use std::process::Stdio;

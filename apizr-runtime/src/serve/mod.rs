@@ -2,6 +2,7 @@
 //!
 //! * [`core`] — what is served and how calls run ([`ServeSpec`], [`Invoker`], [`CallResult`]),
 //!   shared by both transports;
+//! * [`invoker`] — [`Invoker`]: admission, validation, gates, pool or governed runtime;
 //! * [`bundle`], [`decode`] — loading and verifying a generated project directory;
 //! * [`metrics`] — Prometheus counters;
 //! * [`options`] — the command line of a generated project ([`bundle_main`]);
@@ -12,6 +13,7 @@
 pub mod bundle;
 pub mod core;
 pub mod decode;
+pub mod invoker;
 #[cfg(feature = "mcp")]
 pub mod mcp;
 pub mod metrics;

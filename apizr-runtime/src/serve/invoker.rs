@@ -1,0 +1,300 @@
+//! [`Invoker`]: runs the calls of one [`ServeSpec`] — admission, decoding and validation with
+//! the reference's detail strings, the per-capability gate (concurrency limit plus a bounded
+//! queue), then the warm pool (direct) or a fresh governed worker per call (v1 policy).
+//!
+//! Why separate from `core`: `core` holds the plain data types both transports share; this is
+//! the one stateful piece, and the only one that talks to processes.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Instant;
+
+use apizr_ir::Value;
+use apizr_ir::admission::{parse_permissive, preflight};
+use apizr_ir::interface::{ContractExecution, InvocationContract};
+use apizr_ir::policy::PolicyV1;
+use tokio::sync::Semaphore;
+
+use super::core::{
+    ADMISSION_DETAIL, CallResult, CancelOnDrop, ExecutionMode, GOVERNED_INVALID_DETAIL,
+    MAX_BODY_BYTES, ServeError, ServeSource, ServeSpec,
+};
+use super::metrics::Metrics;
+use crate::pool::{Pool, PoolConfig, SetResults, call_frame};
+use crate::request::{BindingParameter, CallRequest, ExecutionKind};
+use crate::runtime::{LocalRuntime, RuntimeConfig};
+use crate::status::Status;
+use crate::validate::validate_arguments;
+
+enum Backend {
+    Direct(Arc<Pool>),
+    Governed {
+        runtime: Arc<LocalRuntime>,
+        policy: Box<PolicyV1>,
+    },
+}
+
+struct Gate {
+    running: Semaphore,
+    waiting: AtomicUsize,
+}
+
+/// Runs calls for one [`ServeSpec`].
+pub struct Invoker {
+    spec: Arc<ServeSpec>,
+    backend: Backend,
+    gates: BTreeMap<String, Gate>,
+    pub metrics: Arc<Metrics>,
+}
+
+impl std::fmt::Debug for Invoker {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Invoker")
+            .field("capabilities", &self.spec.capabilities.len())
+            .finish()
+    }
+}
+
+impl Invoker {
+    /// Start the backend (direct: spawn and load every worker; governed: probe the host).
+    /// `sets`: how direct mode returns set results (REST: arrays; MCP: rejected).
+    pub async fn start(spec: ServeSpec, sets: SetResults) -> Result<Invoker, ServeError> {
+        let backend = match &spec.mode {
+            ExecutionMode::Direct { workers, timeout } => {
+                let pool = Pool::start(PoolConfig {
+                    python: spec.python.clone(),
+                    workers: *workers,
+                    timeout: *timeout,
+                    executable: spec.source.executable.clone(),
+                    module: spec.source.module.clone(),
+                    path: spec.source.executable_path.clone(),
+                    capabilities: spec
+                        .capabilities
+                        .iter()
+                        .map(|c| c.contract.clone())
+                        .collect(),
+                    sets,
+                })
+                .await?;
+                Backend::Direct(pool)
+            }
+            ExecutionMode::Governed(policy) => {
+                let runtime = Arc::new(LocalRuntime::new(RuntimeConfig {
+                    python: spec.python.clone(),
+                    launcher: spec.launcher.clone(),
+                    temp_root: std::env::temp_dir(),
+                }));
+                let probe = runtime.clone();
+                tokio::task::spawn_blocking(move || {
+                    let _ = probe.host_capabilities();
+                })
+                .await
+                .map_err(|e| ServeError::Usage(e.to_string()))?;
+                Backend::Governed {
+                    runtime,
+                    policy: Box::new(policy.clone()),
+                }
+            }
+        };
+        let gates = spec
+            .capabilities
+            .iter()
+            .map(|c| {
+                (
+                    c.name.clone(),
+                    Gate {
+                        running: Semaphore::new(spec.gates.concurrency.max(1)),
+                        waiting: AtomicUsize::new(0),
+                    },
+                )
+            })
+            .collect();
+        let names = spec.capabilities.iter().map(|c| c.name.clone()).collect();
+        Ok(Invoker {
+            spec: Arc::new(spec),
+            backend,
+            gates,
+            metrics: Arc::new(Metrics::new(names)),
+        })
+    }
+
+    pub fn spec(&self) -> &ServeSpec {
+        &self.spec
+    }
+
+    pub fn is_governed(&self) -> bool {
+        matches!(self.backend, Backend::Governed { .. })
+    }
+
+    /// Workers killed by the pool (direct mode).
+    pub fn kills(&self) -> u64 {
+        match &self.backend {
+            Backend::Direct(pool) => pool.kills(),
+            Backend::Governed { .. } => 0,
+        }
+    }
+
+    /// One call: admission → decode → validation → gate → execution.
+    pub async fn call(&self, name: &str, arguments: &[u8], cancel: CancelOnDrop) -> CallResult {
+        self.run(name, arguments, cancel, true).await.0
+    }
+
+    /// As [`Invoker::call`], but in direct mode a success carries the worker's own JSON bytes
+    /// of the value (dict insertion order kept, as the reference's direct REST answers) and
+    /// the value itself is not decoded (`Success(Null)`). Governed successes carry the value
+    /// and no bytes.
+    pub async fn call_json(
+        &self,
+        name: &str,
+        arguments: &[u8],
+        cancel: CancelOnDrop,
+    ) -> (CallResult, Option<Vec<u8>>) {
+        self.run(name, arguments, cancel, false).await
+    }
+
+    async fn run(
+        &self,
+        name: &str,
+        arguments: &[u8],
+        cancel: CancelOnDrop,
+        decode: bool,
+    ) -> (CallResult, Option<Vec<u8>>) {
+        let started = Instant::now();
+        self.metrics.in_flight.fetch_add(1, Ordering::Relaxed);
+        let result = tokio::select! {
+            r = self.call_inner(name, arguments, decode) => r,
+            () = cancel.cancelled() => (CallResult::Failed(None), None),
+        };
+        self.metrics.in_flight.fetch_sub(1, Ordering::Relaxed);
+        self.metrics
+            .observe(name, result.0.label(), started.elapsed());
+        result
+    }
+
+    async fn call_inner(
+        &self,
+        name: &str,
+        arguments: &[u8],
+        decode: bool,
+    ) -> (CallResult, Option<Vec<u8>>) {
+        let (Some(capability), Some(gate)) = (self.spec.capability(name), self.gates.get(name))
+        else {
+            return (CallResult::Unknown, None);
+        };
+        let governed = self.is_governed();
+        let invalid = |detail: String| {
+            CallResult::InvalidInput(if governed {
+                GOVERNED_INVALID_DETAIL.to_string()
+            } else {
+                detail
+            })
+        };
+        if preflight(arguments, MAX_BODY_BYTES as u64).is_err() {
+            return (CallResult::InvalidInput(ADMISSION_DETAIL.into()), None);
+        }
+        let payload = match parse_permissive(arguments) {
+            Ok(v) => v,
+            Err(e) => return (invalid(e.python_message(arguments)), None),
+        };
+        let call = match validate_arguments(&capability.contract.parameters, &payload) {
+            Ok(c) => c,
+            Err(e) => return (invalid(e.to_string()), None),
+        };
+        // Gate: a bounded queue in front of a per-capability concurrency limit.
+        let permit = match gate.running.try_acquire() {
+            Ok(p) => p,
+            Err(_) => {
+                if gate.waiting.fetch_add(1, Ordering::AcqRel) >= self.spec.gates.queue {
+                    gate.waiting.fetch_sub(1, Ordering::AcqRel);
+                    let busy = CallResult::Busy {
+                        retry_after: self.spec.gates.retry_after,
+                    };
+                    return (busy, None);
+                }
+                let acquired = gate.running.acquire().await;
+                gate.waiting.fetch_sub(1, Ordering::AcqRel);
+                match acquired {
+                    Ok(p) => p,
+                    Err(_) => return (CallResult::Failed(None), None),
+                }
+            }
+        };
+        let result = match &self.backend {
+            Backend::Direct(pool) => {
+                let frame = match call_frame(&capability.name, call.positional.len(), arguments) {
+                    Ok(f) => f,
+                    Err(_) => return (invalid("Expected a finite JSON value".into()), None),
+                };
+                let answer = pool.call(&frame).await;
+                drop(permit);
+                if answer.status != Status::Success {
+                    return (map_status(answer.status, Value::Null, governed), None);
+                }
+                if !decode {
+                    return (CallResult::Success(Value::Null), Some(answer.raw));
+                }
+                return match parse_permissive(&answer.raw) {
+                    Ok(value) => (CallResult::Success(value), None),
+                    Err(_) => (CallResult::Failed(Some(Status::WorkerFailed)), None),
+                };
+            }
+            Backend::Governed { runtime, policy } => {
+                let request = call_request(&self.spec.source, &capability.contract, call, policy);
+                let runtime = runtime.clone();
+                match tokio::task::spawn_blocking(move || runtime.execute(&request)).await {
+                    Ok(outcome) => {
+                        map_status(outcome.envelope.status, outcome.envelope.value, governed)
+                    }
+                    Err(_) => CallResult::Failed(None),
+                }
+            }
+        };
+        drop(permit);
+        (result, None)
+    }
+}
+
+fn map_status(status: Status, value: Value, governed: bool) -> CallResult {
+    match status {
+        Status::Success => CallResult::Success(value),
+        Status::InvalidInput => CallResult::InvalidInput(if governed {
+            GOVERNED_INVALID_DETAIL.into()
+        } else {
+            "Value does not match the declared input type".into()
+        }),
+        Status::Timeout => CallResult::Timeout,
+        other => CallResult::Failed(Some(other)),
+    }
+}
+
+fn call_request(
+    source: &ServeSource,
+    contract: &InvocationContract,
+    call: crate::validate::ValidatedCall,
+    policy: &PolicyV1,
+) -> CallRequest {
+    CallRequest {
+        capability_id: contract.capability_id.clone(),
+        executable: source.executable.clone(),
+        module: source.module.clone(),
+        function: contract.name.clone(),
+        execution: match contract.execution {
+            ContractExecution::Sync => ExecutionKind::Sync,
+            ContractExecution::Async => ExecutionKind::Async,
+        },
+        parameters: contract
+            .parameters
+            .iter()
+            .map(|p| BindingParameter {
+                name: p.name.clone(),
+                kind: p.kind,
+                required: p.required,
+                type_spec: p.type_spec.clone(),
+            })
+            .collect(),
+        positional: call.positional,
+        keyword: call.keyword,
+        policy: policy.clone(),
+    }
+}
