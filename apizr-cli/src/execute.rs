@@ -28,7 +28,7 @@ use apizr_ir::admission::{DEFAULT_VALUE_BYTES, check_budget, parse_permissive, p
 use apizr_ir::interface::{ContractExecution, InvocationContract};
 use apizr_ir::plan::RuntimePlan;
 use apizr_ir::policy::PolicyV1;
-use apizr_ir::{Digest, SourceKind, Value};
+use apizr_ir::{Digest, Value};
 use apizr_runtime::audit::{AUDIT_SCHEMA, AuditRecord, AuditSink, FileAuditSink};
 use apizr_runtime::validate::validate_arguments;
 use apizr_runtime::{
@@ -243,6 +243,7 @@ fn execute(
         apizr_inspect::inspect_bytes_parsed(&bytes, kind, &module, InspectOptions::default())
             .map_err(|e| invalid(Stage::Inspect, e))?;
     let inspection = outcome.inspection;
+    let executable_text = outcome.executable;
     report.inspection(&inspection);
     report.time("inspect", started);
 
@@ -278,7 +279,7 @@ fn execute(
     report.plan_digest = plan.digest().ok();
     report.capability_id = Some(contract.capability_id.clone());
     report.executable_digest = Some(plan.executable_digest.clone());
-    let executable = executable_bytes(kind, bytes, &parsed.text, &plan.executable_digest)
+    let executable = executable_bytes(executable_text, &plan.executable_digest)
         .ok_or_else(|| fail(Status::SourceMismatch, Stage::Plan, "executable digest"))?;
     report.time("plan", started);
 
@@ -387,18 +388,9 @@ fn read_limited(path: &Path, limit: u64) -> Result<Vec<u8>, String> {
     Ok(bytes)
 }
 
-/// The executable Python text: the file itself, or a notebook's exported text. Returns None
-/// if it does not hash to the bound digest.
-fn executable_bytes(
-    kind: SourceKind,
-    bytes: Vec<u8>,
-    text: &str,
-    bound: &Digest,
-) -> Option<Vec<u8>> {
-    let executable = match kind {
-        SourceKind::Python => bytes,
-        SourceKind::Notebook => text.as_bytes().to_vec(),
-    };
+/// The executable Python text (the file itself, or a notebook's exported text as hashed).
+/// Returns None if it does not hash to the bound digest.
+fn executable_bytes(executable: Vec<u8>, bound: &Digest) -> Option<Vec<u8>> {
     (Digest::sha256(&executable) == *bound).then_some(executable)
 }
 

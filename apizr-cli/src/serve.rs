@@ -144,7 +144,7 @@ pub fn build_spec(args: &ServeArgs) -> anyhow::Result<ServeSpec> {
     };
     let (outcome, parsed) =
         apizr_inspect::inspect_bytes_parsed(&bytes, kind, &module, InspectOptions::default())?;
-    let inspection = outcome.inspection;
+    let inspection = outcome.inspection.clone();
     let selection = args
         .select
         .as_deref()
@@ -152,10 +152,7 @@ pub fn build_spec(args: &ServeArgs) -> anyhow::Result<ServeSpec> {
         .transpose()?;
     let contracts = interface::plan_interfaces(&parsed, &inspection, selection.as_deref())?;
     let bound = BoundSource::of(&inspection);
-    let executable = Executable::new(match kind {
-        SourceKind::Python => bytes,
-        SourceKind::Notebook => parsed.text.as_bytes().to_vec(),
-    });
+    let executable = Executable::new(outcome.executable);
     if executable.digest != bound.executable_digest {
         bail!("the executable bytes do not match the inspected digest");
     }

@@ -3,11 +3,15 @@
 //! `apizr generate rest|mcp` writes a project under `target/generated/projects/`, cargo builds
 //! it with the shared target directory `target/generated` (the workspace's `Cargo.lock` is
 //! copied in so the versions match what the workspace already builds), and then:
-//! * the REST server is started on a free loopback port and called over real HTTP
-//!   (`/health`, a successful call, a 422, `/openapi.json` = the generated file);
-//! * the MCP server is driven over stdio by the official `mcp` Python client
-//!   (`tests/mcp_client/drive.py`; Python from `MCP_CLIENT_PYTHON` or
-//!   `target/mcp-client-venv/bin/python`, required under CI).
+//! * the REST server (direct and governed v1) is started on a free loopback port and called
+//!   over real HTTP (`/readyz`, `/health`, successful calls, module state kept in direct mode
+//!   and reset in governed mode, a 422, `/openapi.json` = the generated file);
+//! * the MCP server (direct and governed v1) is driven over stdio by the official `mcp`
+//!   Python client (`tests/mcp_client/drive.py`; Python from `MCP_CLIENT_PYTHON` or
+//!   `target/mcp-client-venv/bin/python`, required under CI);
+//! * the REST project's Dockerfile is built on the offline base image
+//!   (`APIZR_BASE_IMAGE_TAG`) and the container is checked: non-root, bearer token enforced on
+//!   0.0.0.0, HEALTHCHECK healthy (docker required under CI).
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -226,11 +230,17 @@ fn generated_mcp_project_builds_and_answers_the_official_client() {
     let Some(python) = client_python() else {
         return;
     };
-    let (dir, binary) = generate_and_build("mcp", false);
+    let _serial = serial();
+    drive_mcp(&python, false);
+    drive_mcp(&python, true);
+}
+
+fn drive_mcp(python: &Path, governed: bool) {
+    let (dir, binary) = generate_and_build("mcp", governed);
     let calls = dir.join("calls.json");
     std::fs::write(
         &calls,
-        r#"[{"name":"total","arguments":{"prices":[1.0,2.0]}},{"name":"greet","arguments":{"name":"Ada"}},{"name":"nope","arguments":{}}]"#,
+        r#"[{"name":"total","arguments":{"prices":[1.0,2.0]}},{"name":"greet","arguments":{"name":"Ada"}},{"name":"nope","arguments":{}},{"name":"bump"},{"name":"bump"}]"#,
     )
     .unwrap();
     let drive = workspace_root().join("tests/mcp_client/drive.py");
@@ -240,7 +250,7 @@ fn generated_mcp_project_builds_and_answers_the_official_client() {
         .arg(&calls)
         .args(["--stdio", "--"])
         .arg(&binary)
-        .arg("--stdio")
+        .args(["--stdio", "--workers", "1"])
         .current_dir(Path::new(&dir))
         .output()
         .unwrap();
@@ -258,7 +268,21 @@ fn generated_mcp_project_builds_and_answers_the_official_client() {
         .collect();
     assert_eq!(names, ["bump", "greet", "total"]);
     let results = transcript["calls"].as_array().unwrap();
-    assert_eq!(results.len(), 3, "{transcript}");
+    assert_eq!(results.len(), 5, "{transcript}");
+    // One stdio session: the warm direct worker keeps module state, governed calls do not.
+    let bumps: Vec<&serde_json::Value> = results[3..]
+        .iter()
+        .map(|r| &r["result"]["structuredContent"]["result"])
+        .collect();
+    let expected = if governed { [1, 1] } else { [1, 2] };
+    assert_eq!(
+        bumps,
+        expected
+            .map(serde_json::Value::from)
+            .iter()
+            .collect::<Vec<_>>(),
+        "{transcript}"
+    );
     let total = &results[0]["result"];
     assert_eq!(total["isError"], false, "{transcript}");
     assert_eq!(

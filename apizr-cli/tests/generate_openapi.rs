@@ -59,13 +59,22 @@ fn inputs() -> Vec<(PathBuf, Vec<String>)> {
         out.push((entry.unwrap().path(), Vec::new()));
     }
     let goldens = root.join("tests/fixtures/generate/parity");
-    for category in std::fs::read_dir(&goldens).unwrap() {
-        let category = category.unwrap().path();
-        if category.file_name().unwrap() == "sources" || !category.is_dir() {
-            continue;
+    let mut stack = vec![goldens.clone()];
+    let mut files = Vec::new();
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                if path.file_name().unwrap() != "sources" {
+                    stack.push(path);
+                }
+            } else {
+                files.push(path);
+            }
         }
-        for golden in std::fs::read_dir(&category).unwrap() {
-            let golden = golden.unwrap().path();
+    }
+    {
+        for golden in files {
             let value: serde_json::Value =
                 serde_json::from_slice(&std::fs::read(&golden).unwrap()).unwrap();
             if value["rest"]["exit"] != 0 {

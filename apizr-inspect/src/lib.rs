@@ -52,6 +52,9 @@ pub struct Note {
 pub struct Outcome {
     pub inspection: Inspection,
     pub notes: Vec<Note>,
+    /// The bytes a worker executes, hashing to `transformed_digest` or `digest`: the file
+    /// itself, or a notebook's exported text exactly as hashed (before newline translation).
+    pub executable: Vec<u8>,
 }
 
 /// Inspect source bytes that are already in memory.
@@ -80,13 +83,14 @@ pub fn inspect_bytes_parsed(
         });
     }
     let mut notes = Vec::new();
-    let (text, transformed_digest) = match kind {
-        SourceKind::Python => (decode::decode_python(bytes)?, None),
+    let (text, transformed_digest, executable) = match kind {
+        SourceKind::Python => (decode::decode_python(bytes)?, None, bytes.to_vec()),
         SourceKind::Notebook => {
             let export = notebook::export(bytes, options.strip_magics)?;
             notes.extend(export.notes);
             let digest = Digest::sha256(export.text.as_bytes());
-            (export.text, Some(digest))
+            let executable = export.text.as_bytes().to_vec();
+            (export.text, Some(digest), executable)
         }
     };
     budget::prescan(&text)?;
@@ -126,6 +130,7 @@ pub fn inspect_bytes_parsed(
             schema_version: INSPECTION_SCHEMA,
         },
         notes,
+        executable,
     };
     Ok((outcome, parsed))
 }

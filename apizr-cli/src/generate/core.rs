@@ -167,10 +167,15 @@ pub fn generate(request: &Request) -> Result<Generated, GenerateError> {
             None,
         ),
     };
+    // A notebook's executable is its exported text exactly as hashed into
+    // `transformed_digest` (the parser's copy has normalized line endings).
     let (executable, notebook) = match request.kind {
         SourceKind::Python => (request.source.clone(), None),
         SourceKind::Notebook => (
-            parsed.text.as_bytes().to_vec(),
+            apizr_inspect::notebook::export(&request.source, false)
+                .map_err(input)?
+                .text
+                .into_bytes(),
             Some(request.source.clone()),
         ),
     };

@@ -24,6 +24,7 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+use apizr_inspect::project::INSPECT_STACK_BYTES;
 use clap::{Args, Subcommand};
 
 pub use self::core::{GenerateError, Request, RuntimeDependency, Transport};
@@ -95,9 +96,10 @@ fn generate(transport: Transport, args: &GenerateArgs) -> Result<String, Generat
     };
     let (source, kind) = apizr_inspect::source::read_source(&args.source)
         .map_err(|e| GenerateError::Input(e.to_string()))?;
+    // As in `inspect` (and the reference), an empty `--module-name ''` means the file stem.
     let module = match &args.module_name {
-        Some(name) => name.clone(),
-        None => apizr_inspect::source::default_module_name(&args.source)
+        Some(name) if !name.is_empty() => name.clone(),
+        _ => apizr_inspect::source::default_module_name(&args.source)
             .map_err(|e| GenerateError::Input(e.to_string()))?,
     };
     let request = Request {
@@ -112,7 +114,14 @@ fn generate(transport: Transport, args: &GenerateArgs) -> Result<String, Generat
         runtime_dependency: runtime_dependency(&args.output_dir),
         allow_conditional: args.allow_conditional,
     };
-    let generated = core::generate(&request)?;
+    // Inspection recurses over the syntax tree: give it the same large stack as `inspect`.
+    let generated = std::thread::Builder::new()
+        .name("apizr-generate".into())
+        .stack_size(INSPECT_STACK_BYTES)
+        .spawn(move || core::generate(&request))
+        .map_err(|e| GenerateError::Io(format!("could not start the generator thread: {e}")))?
+        .join()
+        .map_err(|_| GenerateError::Io("the generator thread stopped unexpectedly".into()))??;
     output::write_tree(&args.output_dir, &generated.tree)?;
     Ok(generated.summary)
 }
