@@ -12,6 +12,10 @@ Examples:
   apizr inspect examples/pricing.py --format json
   apizr inspect examples/notebook.ipynb --ir     only the Capability IR bytes
   apizr inspect src/ --format json               every module under a directory
+  apizr execute examples/pricing.py total --arguments args.json --policy policy.json
+  apizr serve rest                               serve the bundled example on 127.0.0.1:8000
+  apizr generate rest examples/pricing.py --output-dir pricing-rest
+  apizr doctor                                   what this host can enforce
   apizr completion bash > ~/.local/share/bash-completion/completions/apizr";
 
 const INSPECT_EXAMPLES: &str = "\

@@ -19,7 +19,6 @@ use apizr_runtime::oci::Engine;
 use clap::Args;
 use serde::Serialize;
 
-use crate::cli::Format;
 use crate::style::Style;
 
 pub const DOCTOR_SCHEMA: &str = "apizr.doctor/v1";
@@ -29,6 +28,14 @@ pub struct DoctorArgs {
     /// Output format
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    /// A readable table
+    Text,
+    /// The matrix as one JSON document (`apizr.doctor/v1`)
+    Json,
 }
 
 /// One row of the matrix.

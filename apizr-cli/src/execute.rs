@@ -11,7 +11,8 @@
 //!
 //! * [`pydantic`] — the stdout encoding (pydantic `model_dump_json` style, contract 1.1);
 //! * [`report`] — `--report`: timings, the digest chain and the enforcement report;
-//! * [`policy_v2`] — v2 (OCI) policies, validated and answered `backend_unavailable`.
+//! * [`policy_v2`] — v2 (OCI) policy checks; v2 calls run in a fresh container through
+//!   `apizr_runtime::oci` (Docker Engine API).
 
 mod policy_v2;
 mod pydantic;
@@ -28,8 +29,10 @@ use apizr_ir::admission::{DEFAULT_VALUE_BYTES, check_budget, parse_permissive, p
 use apizr_ir::interface::{ContractExecution, InvocationContract};
 use apizr_ir::plan::RuntimePlan;
 use apizr_ir::policy::PolicyV1;
+use apizr_ir::policy_v2::PolicyV2;
 use apizr_ir::{Digest, Value};
 use apizr_runtime::audit::{AUDIT_SCHEMA, AuditRecord, AuditSink, FileAuditSink};
+use apizr_runtime::oci;
 use apizr_runtime::validate::validate_arguments;
 use apizr_runtime::{
     BindingParameter, CallRequest, Executable, ExecutionKind, LauncherLocation, LocalRuntime,
@@ -66,7 +69,7 @@ pub struct ExecuteArgs {
     /// Logical dotted module name (default: the file stem)
     #[arg(long, value_name = "NAME")]
     pub module_name: Option<String>,
-    /// OCI image ID for `apizr.execution/v2` policies (containers are not supported yet)
+    /// Full `sha256:` image ID (see `apizr image build`) for `apizr.execution/v2` policies
     #[arg(long, value_name = "sha256:…")]
     pub runtime_image: Option<String>,
     /// OCI platform for `apizr.execution/v2` policies
@@ -118,7 +121,7 @@ pub fn run(args: &ExecuteArgs) -> ExitCode {
     };
     let mut report = Report::new();
     let (status, value, v2) = match execute(args, audit.clone(), &mut report) {
-        Ok((status, value)) => (status.wire_name(), value, false),
+        Ok((status, value, v2)) => (status, value, v2),
         Err(f) => {
             report.finish_stage(f.stage, &f.detail);
             if let Some(sink) = &audit {
@@ -192,7 +195,7 @@ fn execute(
     args: &ExecuteArgs,
     audit: Option<Arc<dyn AuditSink>>,
     report: &mut Report,
-) -> Result<(Status, Value), Failure> {
+) -> Result<(&'static str, Value, bool), Failure> {
     // 1-2. Policy.
     let started = Instant::now();
     let policy_bytes =
@@ -305,13 +308,28 @@ fn execute(
         .map_err(|e| on_v2(invalid(Stage::Validate, e)))?;
     report.time("validate", started);
     if v2.is_some() {
-        return Err(Failure {
-            status: "backend_unavailable",
-            stage: Stage::Run,
-            detail: "the oci-container backend (apizr.execution/v2) is not available in this build"
-                .into(),
-            v2: true,
-        });
+        // 7'. Run in a fresh container (apizr_runtime::oci); every outcome is a v2 envelope.
+        let started = Instant::now();
+        report.policy_digest = PolicyV2::from_json(&policy_doc)
+            .ok()
+            .and_then(|p| p.digest().ok());
+        let request = call_request(&contract, module, executable, call, policy);
+        let platform = match args.runtime_platform {
+            Some(Platform::LinuxArm64) => "linux/arm64",
+            _ => "linux/amd64",
+        };
+        let image = args.runtime_image.as_deref().unwrap_or_default();
+        let outcome = oci::execute_for_cli(&request, &policy_doc, image, platform, Some(&bytes));
+        report.time("run", started);
+        report.runtime = serde_json::to_value(&outcome.report).ok();
+        report.stage = Stage::Run;
+        let status = outcome.envelope.status.wire_name();
+        if let Some(sink) = &audit {
+            let mut record = early_audit_record(args, report, status);
+            record.limits_hit = outcome.report.limits_hit.clone();
+            let _ = sink.record(&record);
+        }
+        return Ok((status, outcome.envelope.value, true));
     }
 
     // 7. Run.
@@ -325,14 +343,17 @@ fn execute(
     report.time("run", started);
     report.runtime = serde_json::to_value(&outcome.report).ok();
     report.stage = Stage::Run;
-    Ok((outcome.envelope.status, outcome.envelope.value))
+    Ok((
+        outcome.envelope.status.wire_name(),
+        outcome.envelope.value,
+        false,
+    ))
 }
 
-/// A v2 (OCI) policy. Containers are not implemented, so after the same checks as the
-/// reference (both image flags, a `sha256:` image ID, a strictly valid v2 document) the call
-/// proceeds through reading, planning and argument validation, and then answers
-/// `backend_unavailable` (v2 envelope): what the reference answers on a host without a usable
-/// Docker engine. See [`policy_v2`] for the document rules.
+/// A v2 (OCI) policy: the same checks as the reference (both image flags, a `sha256:` image
+/// ID, a strictly valid v2 document); the call then proceeds through reading, planning and
+/// argument validation and runs in a fresh container (`apizr_runtime::oci::execute_for_cli`).
+/// See [`policy_v2`] for the document rules.
 fn policy_v2(args: &ExecuteArgs, doc: &serde_json::Value) -> Result<policy_v2::V2Policy, Failure> {
     if args.runtime_image.is_none() || args.runtime_platform.is_none() {
         return Err(invalid(

@@ -232,10 +232,14 @@ fn tree_text(root: &Path) -> String {
     let mut out = String::new();
     for (path, bytes) in read_tree(root) {
         let text = String::from_utf8_lossy(&bytes).into_owned();
+        // The relative path to the checkout depends on where the checkout lives, and so does
+        // the size of the file that holds it: redact both.
+        let mut redacted = false;
         let text = text
             .lines()
             .map(|line| {
                 if line.starts_with("apizr-runtime = { path = ") {
+                    redacted = true;
                     "apizr-runtime = { path = \"<checkout>/apizr-runtime\", features = [..] }"
                 } else {
                     line
@@ -243,7 +247,12 @@ fn tree_text(root: &Path) -> String {
             })
             .collect::<Vec<_>>()
             .join("\n");
-        out.push_str(&format!("=== {path} ({} bytes)\n{text}\n", bytes.len()));
+        let size = if redacted {
+            "size depends on the checkout path".to_string()
+        } else {
+            format!("{} bytes", bytes.len())
+        };
+        out.push_str(&format!("=== {path} ({size})\n{text}\n"));
     }
     out
 }

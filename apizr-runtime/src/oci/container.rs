@@ -182,7 +182,8 @@ impl ContainerGuard {
     }
 
     /// Remove now: up to three `DELETE ?force=1&v=1`, then an exact-name listing that must be
-    /// (or within 30 s become) empty. `Err` means removal could not be confirmed (`cleanup_failed`).
+    /// (or within 30 s become) empty. `Err` means removal could not be confirmed
+    /// (`cleanup_failed`).
     pub fn remove(&mut self) -> Result<(), String> {
         if let Some(done) = &self.done {
             return done.clone();
