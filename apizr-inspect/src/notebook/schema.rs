@@ -248,12 +248,10 @@ fn legacy_v1(notebook: &Map<String, Value>) -> Result<Vec<Cell<'_>>, InspectErro
 /// heading cell becomes a markdown cell `<#×level> <text>`.
 fn upgrade_v3(notebook: &Map<String, Value>) -> Result<Vec<Cell<'_>>, InspectError> {
     let mut out = Vec::new();
-    let worksheets = match notebook.get("worksheets") {
-        None => return Ok(out),
-        Some(w) => w
-            .as_array()
-            .ok_or_else(|| invalid("worksheets", "expected an array"))?,
-    };
+    // The v3 schema requires `worksheets` (nbformat refuses a v3 document without it).
+    let worksheets = required(notebook, "worksheets", "notebook")?
+        .as_array()
+        .ok_or_else(|| invalid("worksheets", "expected an array"))?;
     for (w, worksheet) in worksheets.iter().enumerate() {
         let place = format!("worksheet {}", w + 1);
         let worksheet = object(worksheet, &place)?;
