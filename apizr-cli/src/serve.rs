@@ -2,8 +2,9 @@
 //! generated server, straight from this binary — no code generation, no cargo build.
 //!
 //! The source is inspected exactly as `generate` does (same selection and eligibility
-//! refusals), then served by `apizr_runtime::serve` in direct mode (warm pool) or, with a v1
-//! `--policy`, governed (a fresh sandboxed worker per call). Without SOURCE the bundled
+//! refusals), then served by `apizr_runtime::serve` in direct mode (warm pool), with a v1
+//! `--policy` governed (a fresh sandboxed worker per call), or with a v2 `--policy` plus
+//! `--runtime-image/--runtime-platform` in a fresh container per call. Without SOURCE the bundled
 //! example (`examples/pricing.py`) is served, which makes `apizr serve rest` a one-command demo.
 
 use std::path::PathBuf;
@@ -14,10 +15,14 @@ use apizr_inspect::{InspectOptions, interface};
 use apizr_ir::SourceKind;
 use apizr_ir::plan::BoundSource;
 use apizr_ir::policy::PolicyV1;
+use apizr_ir::policy_v2::PolicyV2;
 use apizr_runtime::Executable;
+use apizr_runtime::oci::RuntimeImage;
 use apizr_runtime::serve::options::{SpecOverrides, serve_blocking};
 use apizr_runtime::serve::{ExecutionMode, ServeOptions, ServeSource, ServeSpec, Transport};
 use clap::{Args, Subcommand};
+
+use crate::execute::Platform;
 
 /// The bundled example served when SOURCE is omitted.
 const EXAMPLE: &[u8] = include_bytes!("../../examples/pricing.py");
@@ -30,6 +35,7 @@ Examples:
   apizr serve rest examples/pricing.py --port 9000
   curl -s localhost:9000/capabilities/total -d '{\"prices\": [1, 2.5]}'
   apizr serve rest tools.py --policy policy.json    governed: one sandboxed worker per call
+  apizr serve rest tools.py --policy v2.json --runtime-image sha256:… --runtime-platform linux/amd64
   apizr serve rest tools.py --host 0.0.0.0 --token \"$TOKEN\"
   apizr serve rest --bundle generated/                a generated project, without cargo build
   apizr serve mcp tools.py --http --port 8001       MCP Streamable HTTP at /mcp";
@@ -57,9 +63,16 @@ pub struct ServeArgs {
     /// Comma-separated function names or capability IDs (default: all; all must be READY)
     #[arg(long, value_name = "NAMES")]
     pub select: Option<String>,
-    /// Execution policy (`apizr.execution/v1`): governed mode, one fresh worker per call
+    /// Execution policy: `apizr.execution/v1` (one fresh sandboxed worker per call) or
+    /// `apizr.execution/v2` (one fresh container per call; needs --runtime-image/-platform)
     #[arg(long, value_name = "FILE")]
     pub policy: Option<PathBuf>,
+    /// Full `sha256:` image ID (see `apizr image build`) for `apizr.execution/v2` policies
+    #[arg(long, value_name = "sha256:…", conflicts_with = "bundle")]
+    pub runtime_image: Option<String>,
+    /// OCI platform for `apizr.execution/v2` policies
+    #[arg(long, value_enum, conflicts_with = "bundle")]
+    pub runtime_platform: Option<Platform>,
     /// Address to listen on (a non-loopback address needs --token or --insecure)
     #[arg(long, default_value = "127.0.0.1")]
     pub host: String,
@@ -157,7 +170,10 @@ pub fn build_spec(args: &ServeArgs) -> anyhow::Result<ServeSpec> {
         bail!("the executable bytes do not match the inspected digest");
     }
     let mode = match &args.policy {
-        Some(path) => ExecutionMode::Governed(read_policy(path)?),
+        Some(path) => read_policy(path, args)?,
+        None if args.runtime_image.is_some() || args.runtime_platform.is_some() => {
+            bail!("--runtime-image/--runtime-platform require an apizr.execution/v2 policy")
+        }
         None => ExecutionMode::Direct {
             workers: apizr_runtime::serve::bundle::default_workers(),
             timeout: None,
@@ -176,7 +192,9 @@ pub fn build_spec(args: &ServeArgs) -> anyhow::Result<ServeSpec> {
     ))
 }
 
-fn read_policy(path: &std::path::Path) -> anyhow::Result<PolicyV1> {
+/// A v1 policy (governed) or a v2 policy with its image (containers), checked as `execute`
+/// checks them.
+fn read_policy(path: &std::path::Path, args: &ServeArgs) -> anyhow::Result<ExecutionMode> {
     let meta = std::fs::metadata(path).with_context(|| format!("{}", path.display()))?;
     if meta.len() > MAX_POLICY_BYTES {
         bail!("{} is larger than {MAX_POLICY_BYTES} bytes", path.display());
@@ -184,11 +202,42 @@ fn read_policy(path: &std::path::Path) -> anyhow::Result<PolicyV1> {
     let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(path)?)
         .with_context(|| format!("{} is not JSON", path.display()))?;
     if doc.get("schema_version").and_then(|v| v.as_str()) == Some("apizr.execution/v2") {
-        bail!("apizr serve supports apizr.execution/v1 policies only (v2: use generate)");
+        return oci_mode(path, &doc, args);
+    }
+    if args.runtime_image.is_some() || args.runtime_platform.is_some() {
+        bail!("--runtime-image/--runtime-platform require an apizr.execution/v2 policy");
     }
     let policy = PolicyV1::from_json(&doc).map_err(|e| anyhow!("{}: {e}", path.display()))?;
     if let Some(effect) = policy.effects.require_known.first() {
         bail!("policy requires a known {effect} effect, but v1 never infers effects");
     }
-    Ok(policy)
+    Ok(ExecutionMode::Governed(policy))
+}
+
+/// `apizr.execution/v2`: both image flags, a full image ID, a valid document that the OCI
+/// backend does not refuse.
+fn oci_mode(
+    path: &std::path::Path,
+    doc: &serde_json::Value,
+    args: &ServeArgs,
+) -> anyhow::Result<ExecutionMode> {
+    let (Some(image), Some(platform)) = (&args.runtime_image, args.runtime_platform) else {
+        bail!("OCI policy requires --runtime-image and --runtime-platform");
+    };
+    let platform = match platform {
+        Platform::LinuxAmd64 => "linux/amd64",
+        Platform::LinuxArm64 => "linux/arm64",
+    };
+    let image = RuntimeImage::parse(image, platform).map_err(|e| anyhow!(e))?;
+    let policy = PolicyV2::from_json(doc).map_err(|e| anyhow!("{}: {e}", path.display()))?;
+    if let Some(refusal) = policy.refusal() {
+        bail!("{}: {refusal}", path.display());
+    }
+    if let Some(effect) = policy.effects.require_known.first() {
+        bail!("policy requires a known {effect} effect, but v1 never infers effects");
+    }
+    Ok(ExecutionMode::Oci {
+        policy: Box::new(policy),
+        image,
+    })
 }

@@ -1,6 +1,7 @@
 //! `apizr generate` command-line behaviour: output-directory safety, refusals and exit codes
 //! (messages as the reference's where it has one), determinism, and insta snapshots of whole
-//! generated trees for several fixtures × {rest, mcp} × {direct, governed v1}.
+//! generated trees for several fixtures × {rest, mcp} × {direct, governed v1}, plus governed v2
+//! (OCI) for `pricing.py`.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -101,6 +102,11 @@ fn refusals_and_exit_codes() {
     )
     .unwrap();
     std::fs::write(
+        tmp.path().join("inherit.json"),
+        r#"{"schema_version":"apizr.execution/v2","network":{"mode":"inherit"}}"#,
+    )
+    .unwrap();
+    std::fs::write(
         tmp.path().join("effects.json"),
         r#"{"effects":{"require_known":["network"]}}"#,
     )
@@ -132,6 +138,19 @@ fn refusals_and_exit_codes() {
             vec![&p, "--execution-policy", "v2.json"],
             2,
             "OCI policy requires --runtime-image and --runtime-platform",
+        ),
+        (
+            vec![
+                &p,
+                "--execution-policy",
+                "inherit.json",
+                "--runtime-image",
+                IMAGE,
+                "--runtime-platform",
+                "linux/amd64",
+            ],
+            2,
+            "unsupported_control",
         ),
         (
             vec![&p, "--execution-policy", "effects.json"],
@@ -257,22 +276,36 @@ fn tree_text(root: &Path) -> String {
     out
 }
 
-fn snapshot(source: &str, transport: &str, governed: bool, extra: &[&str]) {
+/// A fixed runtime image for v2 snapshots (the generator never contacts Docker).
+const IMAGE: &str = "sha256:8a417c32cbac95bd620c831c66a45993213f970572d4a833d5aa63387a0e06ac";
+
+/// `mode`: `direct`, `v1` (default v1 policy) or `v2` (default v2 policy + [`IMAGE`]).
+fn snapshot(source: &str, transport: &str, mode: &str, extra: &[&str]) {
     let tmp = TempDir::new("snap");
     std::fs::write(tmp.path().join("policy.json"), "{}").unwrap();
+    std::fs::write(
+        tmp.path().join("v2.json"),
+        r#"{"schema_version":"apizr.execution/v2"}"#,
+    )
+    .unwrap();
     let src = sources().join(source).to_string_lossy().into_owned();
     let mut argv = vec!["generate", transport, &src, "--output-dir", "out"];
-    if governed {
-        argv.extend(["--execution-policy", "policy.json"]);
+    match mode {
+        "v1" => argv.extend(["--execution-policy", "policy.json"]),
+        "v2" => argv.extend([
+            "--execution-policy",
+            "v2.json",
+            "--runtime-image",
+            IMAGE,
+            "--runtime-platform",
+            "linux/amd64",
+        ]),
+        _ => {}
     }
     argv.extend(extra.iter().copied());
     let (code, stdout, stderr) = run(tmp.path(), &argv);
     assert_eq!(code, 0, "{stderr}");
-    let name = format!(
-        "{}-{transport}-{}",
-        source.replace('.', "_"),
-        if governed { "v1" } else { "direct" }
-    );
+    let name = format!("{}-{transport}-{mode}", source.replace('.', "_"));
     insta::assert_snapshot!(
         name,
         format!(
@@ -286,8 +319,8 @@ fn snapshot(source: &str, transport: &str, governed: bool, extra: &[&str]) {
 #[test]
 fn snapshots_pricing() {
     for transport in ["rest", "mcp"] {
-        for governed in [false, true] {
-            snapshot("pricing.py", transport, governed, &[]);
+        for mode in ["direct", "v1", "v2"] {
+            snapshot("pricing.py", transport, mode, &[]);
         }
     }
 }
@@ -295,11 +328,11 @@ fn snapshots_pricing() {
 #[test]
 fn snapshots_shapes_with_module_name() {
     for transport in ["rest", "mcp"] {
-        for governed in [false, true] {
+        for mode in ["direct", "v1"] {
             snapshot(
                 "shapes.py",
                 transport,
-                governed,
+                mode,
                 &["--module-name", "pkg.sub.shapes"],
             );
         }
@@ -308,8 +341,8 @@ fn snapshots_shapes_with_module_name() {
 
 #[test]
 fn snapshots_notebook() {
-    snapshot("notebook.ipynb", "rest", false, &[]);
-    snapshot("notebook.ipynb", "mcp", true, &[]);
+    snapshot("notebook.ipynb", "rest", "direct", &[]);
+    snapshot("notebook.ipynb", "mcp", "v1", &[]);
 }
 
 #[test]

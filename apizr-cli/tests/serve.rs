@@ -187,7 +187,25 @@ fn refuses_ineligible_sources_and_v2_policies() {
         dir.join("v2.json").to_str().unwrap(),
     ]);
     assert_eq!(v2.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&v2.stderr).contains("v1 policies only"));
+    let stderr = String::from_utf8_lossy(&v2.stderr);
+    assert!(
+        stderr.contains("OCI policy requires --runtime-image and --runtime-platform"),
+        "{stderr}"
+    );
+    let bad_image = run(&[
+        "serve",
+        "rest",
+        dir.join("ok.py").to_str().unwrap(),
+        "--policy",
+        dir.join("v2.json").to_str().unwrap(),
+        "--runtime-image",
+        "sha256:00",
+        "--runtime-platform",
+        "linux/amd64",
+    ]);
+    assert_eq!(bad_image.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&bad_image.stderr);
+    assert!(stderr.contains("full image ID"), "{stderr}");
 }
 
 #[test]

@@ -12,8 +12,11 @@ use apizr_inspect::interface::{self, PlanError};
 use apizr_ir::interface::InvocationContract;
 use apizr_ir::plan::{BoundSource, RuntimePlan};
 use apizr_ir::policy::PolicyV1;
+use apizr_ir::policy_v2::PolicyV2;
 use apizr_ir::{Digest, Inspection, SourceKind};
+use apizr_runtime::oci::{ContainerPlan, RuntimeImage};
 
+use super::pyjson::SummaryMode;
 use super::{conditional, manifest, mcp, openapi, project, pyjson};
 
 /// Sorted relative paths (always `/`-separated) → file bytes.
@@ -139,14 +142,24 @@ pub struct Planned {
     pub contracts: Vec<InvocationContract>,
     pub executable: Vec<u8>,
     pub notebook: Option<Vec<u8>>,
+    /// The worker's v1 policy when governed (for v2: the policy derived from the v2 one).
     pub policy: Option<PolicyV1>,
+    /// Governed v2: the OCI policy and runtime image.
+    pub oci: Option<OciSettings>,
     /// `--allow-conditional`: capability id → its readiness record, for the manifest.
     pub conditional: Option<apizr_ir::Value>,
 }
 
+/// A v2 (`apizr.execution/v2`) bundle's policy and image.
+#[derive(Debug, Clone)]
+pub struct OciSettings {
+    pub policy: PolicyV2,
+    pub image: RuntimeImage,
+}
+
 /// Render the whole project.
 pub fn generate(request: &Request) -> Result<Generated, GenerateError> {
-    let policy = parse_policy(request)?;
+    let (policy, oci) = parse_policy(request)?;
     let (outcome, parsed) = apizr_inspect::inspect_bytes_parsed(
         &request.source,
         request.kind,
@@ -187,6 +200,7 @@ pub fn generate(request: &Request) -> Result<Generated, GenerateError> {
         executable,
         notebook,
         policy,
+        oci,
         conditional,
     };
     if Digest::sha256(&planned.executable) != planned.bound.executable_digest {
@@ -196,8 +210,11 @@ pub fn generate(request: &Request) -> Result<Generated, GenerateError> {
 }
 
 /// The policy file (contract 8.1): v2 needs both image flags, image flags need v2, a v1 policy
-/// must parse strictly and may not require effects (v1 never proves any).
-fn parse_policy(request: &Request) -> Result<Option<PolicyV1>, GenerateError> {
+/// must parse strictly and may not require effects (v1 never proves any). A v2 policy yields
+/// its derived worker policy and the OCI settings.
+fn parse_policy(
+    request: &Request,
+) -> Result<(Option<PolicyV1>, Option<OciSettings>), GenerateError> {
     let image_flags = request.runtime_image.is_some() || request.runtime_platform.is_some();
     let Some(bytes) = &request.policy else {
         if image_flags {
@@ -205,7 +222,7 @@ fn parse_policy(request: &Request) -> Result<Option<PolicyV1>, GenerateError> {
                 "Runtime image/platform require an OCI v2 execution policy",
             ));
         }
-        return Ok(None);
+        return Ok((None, None));
     };
     let doc: serde_json::Value = serde_json::from_slice(bytes).map_err(input)?;
     if doc.get("schema_version").and_then(|v| v.as_str()) == Some(POLICY_V2_SCHEMA) {
@@ -214,9 +231,7 @@ fn parse_policy(request: &Request) -> Result<Option<PolicyV1>, GenerateError> {
                 "OCI policy requires --runtime-image and --runtime-platform",
             ));
         }
-        return Err(input(
-            "OCI (apizr.execution/v2) bundles are not supported by this generator yet",
-        ));
+        return parse_v2(&doc, request);
     }
     if image_flags {
         return Err(input(
@@ -227,7 +242,31 @@ fn parse_policy(request: &Request) -> Result<Option<PolicyV1>, GenerateError> {
     if !policy.effects.require_known.is_empty() {
         return Err(input("unknown_required_effect"));
     }
-    Ok(Some(policy))
+    Ok((Some(policy), None))
+}
+
+/// A v2 policy: strict document, full image ID and platform, no backend refusal.
+fn parse_v2(
+    doc: &serde_json::Value,
+    request: &Request,
+) -> Result<(Option<PolicyV1>, Option<OciSettings>), GenerateError> {
+    let image = RuntimeImage::parse(
+        request.runtime_image.as_deref().unwrap_or_default(),
+        request.runtime_platform.as_deref().unwrap_or_default(),
+    )
+    .map_err(input)?;
+    let policy = PolicyV2::from_json(doc).map_err(input)?;
+    // The reference refuses these at generation time with the bare control code.
+    if policy.refusal().is_some() {
+        return Err(input("unsupported_control"));
+    }
+    if !policy.effects.require_known.is_empty() {
+        return Err(input("unknown_required_effect"));
+    }
+    Ok((
+        Some(policy.worker_policy()),
+        Some(OciSettings { policy, image }),
+    ))
 }
 
 /// Every file, then the manifests over them, then the summary.
@@ -259,16 +298,23 @@ fn render(planned: &Planned, dependency: &RuntimeDependency) -> Result<Generated
     };
     let endpoints = manifest::endpoints(planned.transport, &planned.contracts, tools.as_deref());
     if let Some(policy) = &planned.policy {
-        tree.insert(
-            "execution/policy.json".into(),
-            canonical(policy.canonical_bytes())?,
-        );
+        let policy_bytes = match &planned.oci {
+            Some(oci) => oci.policy.canonical_bytes(),
+            None => policy.canonical_bytes(),
+        };
+        tree.insert("execution/policy.json".into(), canonical(policy_bytes)?);
         let mut plans = Vec::new();
         for contract in &planned.contracts {
             let plan =
                 RuntimePlan::new(inspection, contract.clone(), policy.clone()).map_err(input)?;
             let path = format!("execution/plans/{}.json", contract.name);
-            let bytes = canonical(plan.canonical_bytes())?;
+            let bytes = match &planned.oci {
+                Some(oci) => canonical(
+                    ContainerPlan::new(&plan, oci.policy.clone(), oci.image.clone())
+                        .and_then(|p| p.canonical_bytes()),
+                )?,
+                None => canonical(plan.canonical_bytes())?,
+            };
             plans.push(PlanEntry {
                 capability_id: contract.capability_id.clone(),
                 path: path.clone(),
@@ -276,9 +322,15 @@ fn render(planned: &Planned, dependency: &RuntimeDependency) -> Result<Generated
             });
             tree.insert(path, bytes);
         }
-        let bundle =
-            manifest::execution_bundle(planned.transport, policy, &plans, &endpoints, &tree)
-                .map_err(input)?;
+        let bundle = match &planned.oci {
+            Some(oci) => {
+                manifest::execution_bundle_v2(planned.transport, oci, &plans, &endpoints, &tree)
+            }
+            None => {
+                manifest::execution_bundle(planned.transport, policy, &plans, &endpoints, &tree)
+            }
+        }
+        .map_err(input)?;
         tree.insert(
             "execution/bundle.json".into(),
             canonical(bundle.canonical_bytes())?,
@@ -293,7 +345,12 @@ fn render(planned: &Planned, dependency: &RuntimeDependency) -> Result<Generated
         planned.transport.manifest_path().into(),
         canonical(transport_manifest.canonical_bytes())?,
     );
-    let summary = pyjson::summary(planned.transport, planned.policy.is_some(), tree.keys());
+    let mode = match (&planned.policy, &planned.oci) {
+        (_, Some(_)) => SummaryMode::GovernedOci,
+        (Some(_), None) => SummaryMode::GovernedV1,
+        (None, None) => SummaryMode::Direct,
+    };
+    let summary = pyjson::summary(planned.transport, mode, tree.keys());
     Ok(Generated { tree, summary })
 }
 

@@ -14,12 +14,14 @@ use apizr_ir::interface::InvocationContract;
 use apizr_ir::plan::LOCAL_BACKEND_VERSION;
 use apizr_ir::policy::PolicyV1;
 use apizr_ir::{Digest, Value};
+use apizr_runtime::oci::plan::OCI_BACKEND_VERSION;
 
-use super::core::{FileTree, PlanEntry, Planned, Transport};
+use super::core::{FileTree, OciSettings, PlanEntry, Planned, Transport};
 use super::mcp;
 use super::openapi::{obj, route, text};
 
 pub const BUNDLE_SCHEMA_V1: &str = "apizr.execution-bundle/v1";
+pub const BUNDLE_SCHEMA_V2: &str = "apizr.execution-bundle/v2";
 
 fn value<T: serde::Serialize>(item: &T) -> Value {
     apizr_ir::to_value(item).unwrap_or(Value::Null)
@@ -110,6 +112,47 @@ pub fn execution_bundle(
     endpoints: &[Value],
     tree: &FileTree,
 ) -> Result<Value, apizr_ir::CanonicalError> {
+    let common = bundle_common(transport, plans, endpoints, tree)?;
+    Ok(with(
+        common,
+        vec![
+            ("backend_version", text(LOCAL_BACKEND_VERSION)),
+            ("policy_digest", value(&policy.digest()?)),
+            ("schema_version", text(BUNDLE_SCHEMA_V1)),
+        ],
+    ))
+}
+
+/// The v2 (`apizr.execution-bundle/v2`) bundle: as v1 plus the OCI backend, the provider and
+/// the runtime image (contract 8.5).
+pub fn execution_bundle_v2(
+    transport: Transport,
+    oci: &OciSettings,
+    plans: &[PlanEntry],
+    endpoints: &[Value],
+    tree: &FileTree,
+) -> Result<Value, apizr_ir::CanonicalError> {
+    let common = bundle_common(transport, plans, endpoints, tree)?;
+    Ok(with(
+        common,
+        vec![
+            ("backend", text(oci.policy.backend)),
+            ("backend_version", text(OCI_BACKEND_VERSION)),
+            ("policy_digest", value(&oci.policy.digest()?)),
+            ("policy_version", text(oci.policy.schema_version)),
+            ("provider_version", text(oci.image.provider)),
+            ("runtime", value(&oci.image)),
+            ("schema_version", text(BUNDLE_SCHEMA_V2)),
+        ],
+    ))
+}
+
+fn bundle_common(
+    transport: Transport,
+    plans: &[PlanEntry],
+    endpoints: &[Value],
+    tree: &FileTree,
+) -> Result<Value, apizr_ir::CanonicalError> {
     let contract_digest = Digest::sha256(&Value::Array(endpoints.to_vec()).canonical_bytes()?);
     let capabilities: BTreeMap<String, Value> = plans
         .iter()
@@ -122,12 +165,9 @@ pub fn execution_bundle(
         .collect();
     Ok(obj(vec![
         ("artifacts", artifacts(tree.iter())),
-        ("backend_version", text(LOCAL_BACKEND_VERSION)),
         ("capabilities", Value::Object(capabilities)),
         ("contract_digest", value(&contract_digest)),
         ("policy_artifact", text("execution/policy.json")),
-        ("policy_digest", value(&policy.digest()?)),
-        ("schema_version", text(BUNDLE_SCHEMA_V1)),
         ("transport", text(transport.name())),
     ]))
 }

@@ -110,7 +110,13 @@ fn generate(transport: Transport, args: &GenerateArgs) -> Result<String, Generat
         selection: args.select.clone(),
         policy,
         runtime_image: args.runtime_image.clone(),
-        runtime_platform: args.runtime_platform.map(|p| format!("{p:?}")),
+        runtime_platform: args.runtime_platform.map(|p| {
+            match p {
+                Platform::LinuxAmd64 => "linux/amd64",
+                Platform::LinuxArm64 => "linux/arm64",
+            }
+            .to_string()
+        }),
         runtime_dependency: runtime_dependency(&args.output_dir),
         allow_conditional: args.allow_conditional,
     };

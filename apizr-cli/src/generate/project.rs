@@ -35,6 +35,8 @@ pub struct ProjectView {
     pub manifest: &'static str,
     pub mode: &'static str,
     pub governed: bool,
+    /// Governed v2: calls run in containers.
+    pub oci: bool,
     pub apizr_version: &'static str,
     pub runtime_dependency: String,
     pub capability_count: usize,
@@ -151,12 +153,13 @@ fn view(planned: &Planned, dependency: &RuntimeDependency) -> ProjectView {
             Transport::Mcp => "Mcp",
         },
         manifest: transport.manifest_path(),
-        mode: if planned.policy.is_some() {
-            "governed"
-        } else {
-            "direct"
+        mode: match (&planned.policy, &planned.oci) {
+            (_, Some(_)) => "governed (OCI containers)",
+            (Some(_), None) => "governed",
+            (None, None) => "direct",
         },
         governed: planned.policy.is_some(),
+        oci: planned.oci.is_some(),
         apizr_version: APIZR_VERSION,
         runtime_dependency,
         capability_count: planned.contracts.len(),

@@ -31,16 +31,30 @@ pub fn string(s: &str) -> String {
     out
 }
 
+/// Which execution block the summary carries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SummaryMode {
+    Direct,
+    /// `apizr.execution/v1`, local-process backend.
+    GovernedV1,
+    /// `apizr.execution/v2`, oci-container backend.
+    GovernedOci,
+}
+
 /// `{"execution": {...}, "files": [...], "schema_version": "..."}`.
 pub fn summary<'a>(
     transport: Transport,
-    governed: bool,
+    mode: SummaryMode,
     files: impl Iterator<Item = &'a String>,
 ) -> String {
-    let execution = if governed {
-        r#"{"backend": "local-process", "backend_version": "apizr.local-process/v1", "mode": "governed", "policy_version": "apizr.execution/v1"}"#
-    } else {
-        r#"{"mode": "direct"}"#
+    let execution = match mode {
+        SummaryMode::GovernedV1 => {
+            r#"{"backend": "local-process", "backend_version": "apizr.local-process/v1", "mode": "governed", "policy_version": "apizr.execution/v1"}"#
+        }
+        SummaryMode::GovernedOci => {
+            r#"{"backend": "oci-container", "backend_version": "apizr.oci-container/v1", "bundle_version": "apizr.execution-bundle/v2", "mode": "governed", "policy_version": "apizr.execution/v2", "provider": "docker-engine"}"#
+        }
+        SummaryMode::Direct => r#"{"mode": "direct"}"#,
     };
     let files: Vec<String> = files.map(|f| string(f)).collect();
     format!(

@@ -1,6 +1,7 @@
 //! Loading a generated project (`--bundle DIR`): the transport manifest (`apizr-rest.json` or
 //! `apizr-mcp.json`), the contracts it lists, the executable source and, when present, the
-//! governed policy `execution/policy.json`.
+//! governed policy `execution/policy.json` (v1: local governed workers; v2: containers, with
+//! the runtime image from `execution/bundle.json`).
 //!
 //! Why so strict: a bundle is the unit that was reviewed and hashed. Every artifact listed in
 //! the manifest is re-hashed before anything is served, the executable must match its bound
@@ -11,13 +12,17 @@ use std::path::{Component, Path};
 
 use apizr_ir::admission::parse_permissive;
 use apizr_ir::policy::PolicyV1;
+use apizr_ir::policy_v2::PolicyV2;
 use apizr_ir::{Digest, Value};
 
 use super::core::{
     ExecutionMode, Gates, ServeError, ServeSource, ServeSpec, ServedCapability, default_python,
 };
 use super::decode;
+use crate::oci::RuntimeImage;
 use crate::request::Executable;
+
+const POLICY_V2_SCHEMA: &str = "apizr.execution/v2";
 
 /// Largest manifest or contract file read (the reference's policy cap is 1 MiB; manifests of
 /// large modules are bigger).
@@ -154,9 +159,13 @@ pub fn load(dir: &Path) -> Result<ServeSpec, ServeError> {
         let raw = read(dir, "execution/policy.json")?;
         let doc: serde_json::Value =
             serde_json::from_slice(&raw).map_err(|e| ServeError::Policy(e.to_string()))?;
-        ExecutionMode::Governed(
-            PolicyV1::from_json(&doc).map_err(|e| ServeError::Policy(e.to_string()))?,
-        )
+        if doc.get("schema_version").and_then(|v| v.as_str()) == Some(POLICY_V2_SCHEMA) {
+            oci_mode(dir, &doc, &listed)?
+        } else {
+            ExecutionMode::Governed(
+                PolicyV1::from_json(&doc).map_err(|e| ServeError::Policy(e.to_string()))?,
+            )
+        }
     } else {
         ExecutionMode::Direct {
             workers: default_workers(),
@@ -186,6 +195,40 @@ pub fn load(dir: &Path) -> Result<ServeSpec, ServeError> {
         gates: Gates::default(),
         python: default_python(),
         launcher: crate::runtime::LauncherLocation::CurrentExe,
+    })
+}
+
+/// A v2 bundle: the policy, and the runtime image recorded in `execution/bundle.json` (a
+/// listed artifact, so already verified).
+fn oci_mode(
+    dir: &Path,
+    doc: &serde_json::Value,
+    listed: &dyn Fn(&str) -> bool,
+) -> Result<ExecutionMode, ServeError> {
+    let policy = PolicyV2::from_json(doc).map_err(|e| ServeError::Policy(e.to_string()))?;
+    if let Some(refusal) = policy.refusal() {
+        return Err(ServeError::Policy(refusal.to_string()));
+    }
+    if !listed("execution/bundle.json") {
+        return Err(ServeError::Bundle(
+            "execution/bundle.json is not a listed artifact".into(),
+        ));
+    }
+    let raw = read(dir, "execution/bundle.json")?;
+    let bundle: serde_json::Value =
+        serde_json::from_slice(&raw).map_err(|e| ServeError::Bundle(e.to_string()))?;
+    let field = |key: &str| {
+        bundle
+            .get("runtime")
+            .and_then(|r| r.get(key))
+            .and_then(|v| v.as_str())
+            .ok_or_else(|| ServeError::Bundle(format!("execution/bundle.json: runtime.{key}")))
+    };
+    let image = RuntimeImage::parse(field("image")?, field("platform")?)
+        .map_err(|e| ServeError::Bundle(e.to_string()))?;
+    Ok(ExecutionMode::Oci {
+        policy: Box::new(policy),
+        image,
     })
 }
 

@@ -12,10 +12,12 @@ use std::time::Duration;
 
 use apizr_ir::interface::InvocationContract;
 use apizr_ir::policy::PolicyV1;
+use apizr_ir::policy_v2::PolicyV2;
 use apizr_ir::{Digest, Value};
 use tokio::sync::oneshot;
 
 pub use super::invoker::Invoker;
+use crate::oci::RuntimeImage;
 use crate::request::Executable;
 use crate::runtime::LauncherLocation;
 use crate::status::Status;
@@ -44,6 +46,8 @@ pub enum ServeError {
     Pool(#[from] crate::pool::PoolError),
     #[error("{0}")]
     Usage(String),
+    #[error("container backend: {0}")]
+    Backend(String),
 }
 
 /// One capability as served.
@@ -76,6 +80,11 @@ pub enum ExecutionMode {
     },
     /// A fresh governed worker per call (`apizr.execution/v1`, local-process backend).
     Governed(PolicyV1),
+    /// A fresh container per call (`apizr.execution/v2`, oci-container backend).
+    Oci {
+        policy: Box<PolicyV2>,
+        image: RuntimeImage,
+    },
 }
 
 /// The executable source and its bindings.

@@ -21,6 +21,7 @@ use super::core::{
     MAX_BODY_BYTES, ServeError, ServeSource, ServeSpec,
 };
 use super::metrics::Metrics;
+use super::oci::OciBackend;
 use crate::pool::{Pool, PoolConfig, SetResults, call_frame};
 use crate::request::{BindingParameter, CallRequest, ExecutionKind};
 use crate::runtime::{LocalRuntime, RuntimeConfig};
@@ -33,6 +34,7 @@ enum Backend {
         runtime: Arc<LocalRuntime>,
         policy: Box<PolicyV1>,
     },
+    Oci(Arc<OciBackend>),
 }
 
 struct Gate {
@@ -96,6 +98,14 @@ impl Invoker {
                     policy: Box::new(policy.clone()),
                 }
             }
+            ExecutionMode::Oci { policy, image } => {
+                let backend = OciBackend::new((**policy).clone(), image.clone());
+                let backend =
+                    tokio::task::spawn_blocking(move || backend.probe().map(|()| backend))
+                        .await
+                        .map_err(|e| ServeError::Usage(e.to_string()))??;
+                Backend::Oci(Arc::new(backend))
+            }
         };
         let gates = spec
             .capabilities
@@ -123,15 +133,16 @@ impl Invoker {
         &self.spec
     }
 
+    /// Governed v1 or v2: invalid input answers with the generic detail.
     pub fn is_governed(&self) -> bool {
-        matches!(self.backend, Backend::Governed { .. })
+        matches!(self.backend, Backend::Governed { .. } | Backend::Oci(_))
     }
 
     /// Workers killed by the pool (direct mode).
     pub fn kills(&self) -> u64 {
         match &self.backend {
             Backend::Direct(pool) => pool.kills(),
-            Backend::Governed { .. } => 0,
+            Backend::Governed { .. } | Backend::Oci(_) => 0,
         }
     }
 
@@ -246,6 +257,19 @@ impl Invoker {
                     Ok(outcome) => {
                         map_status(outcome.envelope.status, outcome.envelope.value, governed)
                     }
+                    Err(_) => CallResult::Failed(None),
+                }
+            }
+            Backend::Oci(backend) => {
+                let request = call_request(
+                    &self.spec.source,
+                    &capability.contract,
+                    call,
+                    &backend.worker_policy(),
+                );
+                let backend = Arc::clone(backend);
+                match tokio::task::spawn_blocking(move || backend.execute(&request)).await {
+                    Ok(result) => result,
                     Err(_) => CallResult::Failed(None),
                 }
             }

@@ -3,6 +3,7 @@
 //! * [`core`] — what is served and how calls run ([`ServeSpec`], [`Invoker`], [`CallResult`]),
 //!   shared by both transports;
 //! * [`invoker`] — [`Invoker`]: admission, validation, gates, pool or governed runtime;
+//! * [`oci`] — governed v2: a fresh container per call (engine and image probed at start-up);
 //! * [`bundle`], [`decode`] — loading and verifying a generated project directory;
 //! * [`metrics`] — Prometheus counters;
 //! * [`options`] — the command line of a generated project ([`bundle_main`]);
@@ -17,6 +18,7 @@ pub mod invoker;
 #[cfg(feature = "mcp")]
 pub mod mcp;
 pub mod metrics;
+pub mod oci;
 #[cfg(feature = "rest")]
 pub mod openapi;
 pub mod options;

@@ -1,0 +1,470 @@
+//! Governed v2 (OCI) serving against the REAL Docker engine: `apizr serve rest SOURCE --policy
+//! v2.json --runtime-image … --runtime-platform …` and a generated v2 REST project served with
+//! `apizr serve rest --bundle DIR` (no cargo build).
+//!
+//! The server reaches the engine through a counting proxy (its `DOCKER_HOST` is a unix socket
+//! owned by the test that forwards bytes to the real engine and records every
+//! `containers/create?name=…`), so the tests can prove that invalid arguments never start a
+//! container and that every container the server created is gone afterwards, even while other
+//! test binaries use the same engine.
+//!
+//! The worker image is the one `scripts/ci-docker-setup` recorded in
+//! `target/apizr-ci/worker-image.json` (or a tagged build from the offline base image). With
+//! `CI=true` a missing engine or image is a failure; elsewhere the tests print why they skip.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::io::{Read, Write};
+use std::net::{Shutdown, TcpStream};
+use std::os::unix::net::{UnixListener, UnixStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+use apizr_runtime::oci::build::{BuildSource, build_image};
+use apizr_runtime::oci::engine::socket_from_host;
+use apizr_runtime::oci::{Engine, RuntimeImage};
+use apizr_runtime::worker::WORKER_SOURCE;
+
+fn in_ci() -> bool {
+    std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "false" && v != "0")
+}
+
+/// The worker image, or None (skip) outside CI when there is no engine or image.
+fn image() -> Option<&'static RuntimeImage> {
+    static IMAGE: OnceLock<Result<RuntimeImage, String>> = OnceLock::new();
+    let found = IMAGE.get_or_init(|| {
+        let engine = Engine::from_env().map_err(|e| format!("no Docker engine: {e}"))?;
+        if let Some(image) = prepared_image(&engine) {
+            return Ok(image);
+        }
+        let base = std::env::var("APIZR_BASE_IMAGE_TAG")
+            .unwrap_or_else(|_| "apizr-ci/python-base:bookworm-stdlib".into());
+        let mut quiet = |_: &str| {};
+        let tag = Some("apizr-test/worker:current");
+        build_image(&engine, BuildSource::Base(&base), tag, &mut quiet)
+            .map_err(|e| format!("cannot build the worker image from {base}: {e}"))
+    });
+    match found {
+        Ok(image) => Some(image),
+        Err(why) if in_ci() => panic!("{why} (CI=true: container tests must not skip)"),
+        Err(why) => {
+            eprintln!("SKIPPED (no usable Docker engine, run scripts/ci-docker-setup): {why}");
+            None
+        }
+    }
+}
+
+/// The image recorded by `scripts/ci-docker-setup`, if present and carrying this worker.
+fn prepared_image(engine: &Engine) -> Option<RuntimeImage> {
+    let path = std::env::var_os("APIZR_WORKER_IMAGE_JSON")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/apizr-ci/worker-image.json")
+        });
+    let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(path).ok()?).ok()?;
+    let image = RuntimeImage::parse(doc["image"].as_str()?, doc["platform"].as_str()?).ok()?;
+    let inspected = engine.image_inspect(&image.image).ok()??;
+    let want = apizr_runtime::ir::Digest::sha256(WORKER_SOURCE.as_bytes()).prefixed();
+    let label = &inspected["Config"]["Labels"]["org.apizr.worker.digest"];
+    (label.as_str() == Some(want.as_str())).then_some(image)
+}
+
+fn tmp(name: &str) -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+        .join("serve-oci")
+        .join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// A byte-forwarding proxy in front of the engine socket that logs what clients send.
+struct EngineProxy {
+    socket: PathBuf,
+    sent: Arc<Mutex<Vec<u8>>>,
+}
+
+impl EngineProxy {
+    fn start(dir: &Path) -> EngineProxy {
+        let upstream = socket_from_host(std::env::var("DOCKER_HOST").ok().as_deref()).unwrap();
+        let socket = dir.join("engine.sock");
+        let listener = UnixListener::bind(&socket).unwrap();
+        let sent = Arc::new(Mutex::new(Vec::new()));
+        let log = Arc::clone(&sent);
+        std::thread::spawn(move || {
+            for client in listener.incoming() {
+                let Ok(client) = client else { return };
+                let Ok(server) = UnixStream::connect(&upstream) else {
+                    continue;
+                };
+                let (c2, s2) = (client.try_clone().unwrap(), server.try_clone().unwrap());
+                let log = Arc::clone(&log);
+                std::thread::spawn(move || pump(client, server, Some(log)));
+                std::thread::spawn(move || pump(s2, c2, None));
+            }
+        });
+        EngineProxy { socket, sent }
+    }
+
+    fn docker_host(&self) -> String {
+        format!("unix://{}", self.socket.display())
+    }
+
+    /// Names of the containers the server asked the engine to create.
+    fn created(&self) -> Vec<String> {
+        let text = String::from_utf8_lossy(&self.sent.lock().unwrap()).into_owned();
+        text.split("containers/create?name=")
+            .skip(1)
+            .map(|rest| {
+                rest.chars()
+                    .take_while(|c| c.is_ascii_alphanumeric() || *c == '-' || *c == '_')
+                    .collect()
+            })
+            .collect()
+    }
+}
+
+fn pump(mut from: UnixStream, mut to: UnixStream, log: Option<Arc<Mutex<Vec<u8>>>>) {
+    let mut buf = [0u8; 16384];
+    loop {
+        match from.read(&mut buf) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => {
+                if let Some(log) = &log {
+                    let mut log = log.lock().unwrap();
+                    if log.len() < 64 << 20 {
+                        log.extend_from_slice(&buf[..n]);
+                    }
+                }
+                if to.write_all(&buf[..n]).is_err() {
+                    break;
+                }
+            }
+        }
+    }
+    let _ = to.shutdown(Shutdown::Write);
+}
+
+/// A server child process, killed on drop.
+struct Served {
+    child: Child,
+    port: u16,
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Served {
+    fn start(args: &[&str], docker_host: &str) -> Served {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let child = Command::new(env!("CARGO_BIN_EXE_apizr"))
+            .args(["serve", "rest"])
+            .args(args)
+            .args(["--port", &port.to_string()])
+            .env("DOCKER_HOST", docker_host)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let served = Served { child, port };
+        let started = Instant::now();
+        while started.elapsed() < Duration::from_secs(60) {
+            if served
+                .try_request("GET", "/readyz", "")
+                .is_some_and(|(s, _)| s == 200)
+            {
+                return served;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        panic!("server did not become ready");
+    }
+
+    fn try_request(&self, method: &str, path: &str, body: &str) -> Option<(u16, String)> {
+        let mut stream = TcpStream::connect(("127.0.0.1", self.port)).ok()?;
+        stream
+            .set_read_timeout(Some(Duration::from_secs(60)))
+            .ok()?;
+        write!(
+            stream,
+            "{method} {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+            body.len()
+        )
+        .ok()?;
+        let mut raw = String::new();
+        stream.read_to_string(&mut raw).ok()?;
+        let (head, body) = raw.split_once("\r\n\r\n")?;
+        let status = head.split_whitespace().nth(1)?.parse().ok()?;
+        Some((status, body.to_string()))
+    }
+
+    fn post(&self, name: &str, body: &str) -> (u16, String) {
+        self.try_request("POST", &format!("/capabilities/{name}"), body)
+            .unwrap()
+    }
+}
+
+/// Every container in `names` is gone (removal is synchronous with the answer; allow a
+/// little slack for the engine).
+fn assert_removed(names: &[String]) {
+    let engine = Engine::from_env().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    for name in names {
+        while engine.container_exists(name).unwrap() {
+            assert!(
+                Instant::now() < deadline,
+                "container {name} was not removed"
+            );
+            std::thread::sleep(Duration::from_millis(200));
+        }
+    }
+}
+
+const TOOLS: &str = "import time\n\n\
+def add(a: int, b: int) -> int:\n    return a + b\n\n\
+def hog() -> int:\n    b = bytearray(200 * 1000 * 1000)\n    for i in range(0, len(b), 4096):\n        b[i] = 1\n    return len(b)\n\n\
+def nap(s: float) -> float:\n    time.sleep(s)\n    return s\n";
+
+const POLICY: &str = r#"{"schema_version": "apizr.execution/v2", "backend": "oci-container",
+ "resources": {"memory_bytes": 67108864}, "limits": {"wall_time_ms": 3000}}"#;
+
+#[test]
+fn serve_rest_runs_each_call_in_a_container() {
+    let Some(image) = image() else { return };
+    let dir = tmp("serve");
+    std::fs::write(dir.join("tools.py"), TOOLS).unwrap();
+    std::fs::write(dir.join("v2.json"), POLICY).unwrap();
+    let proxy = EngineProxy::start(&dir);
+    let source = dir.join("tools.py");
+    let policy = dir.join("v2.json");
+    let server = Served::start(
+        &[
+            source.to_str().unwrap(),
+            "--policy",
+            policy.to_str().unwrap(),
+            "--runtime-image",
+            &image.image,
+            "--runtime-platform",
+            image.platform.as_str(),
+        ],
+        &proxy.docker_host(),
+    );
+    assert!(proxy.created().is_empty(), "no container before a call");
+
+    // Invalid arguments: answered before any container exists.
+    for body in [r#"{"a": 1}"#, r#"{"a": "x", "b": 2}"#, "[1]"] {
+        assert_eq!(
+            server.post("add", body),
+            (422, r#"{"detail":"Invalid request arguments"}"#.into()),
+            "{body}"
+        );
+    }
+    assert!(
+        proxy.created().is_empty(),
+        "invalid input started a container"
+    );
+
+    assert_eq!(server.post("add", r#"{"a": 1, "b": 2}"#), (200, "3".into()));
+    assert_eq!(proxy.created().len(), 1);
+    assert_eq!(
+        server.post("hog", "{}"),
+        (
+            503,
+            r#"{"detail":"Execution resource limit exceeded"}"#.into()
+        )
+    );
+    let started = Instant::now();
+    assert_eq!(
+        server.post("nap", r#"{"s": 30}"#),
+        (504, r#"{"detail":"Execution timed out"}"#.into())
+    );
+    assert!(started.elapsed() < Duration::from_secs(20));
+    let created = proxy.created();
+    assert_eq!(created.len(), 3, "{created:?}");
+    drop(server);
+    assert_removed(&created);
+}
+
+#[test]
+fn serve_refuses_to_become_ready_without_the_image() {
+    let Some(image) = image() else { return };
+    let dir = tmp("absent");
+    std::fs::write(dir.join("tools.py"), TOOLS).unwrap();
+    std::fs::write(dir.join("v2.json"), POLICY).unwrap();
+    // A well-formed image ID that is not on the engine.
+    let absent = format!("sha256:{}", "0".repeat(64));
+    assert_ne!(absent, image.image);
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let child = Command::new(env!("CARGO_BIN_EXE_apizr"))
+        .args(["serve", "rest"])
+        .arg(dir.join("tools.py"))
+        .arg("--policy")
+        .arg(dir.join("v2.json"))
+        .args([
+            "--runtime-image",
+            &absent,
+            "--runtime-platform",
+            "linux/amd64",
+        ])
+        .args(["--port", &port.to_string()])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let server = Served { child, port };
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let answer = loop {
+        if let Some((status, body)) = server.try_request("GET", "/readyz", "")
+            && body.contains("not present")
+        {
+            break (status, body);
+        }
+        assert!(Instant::now() < deadline, "no probe failure reported");
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    assert_eq!(answer.0, 503, "{answer:?}");
+    assert_eq!(server.post("add", r#"{"a": 1, "b": 2}"#).0, 503);
+}
+
+#[test]
+fn a_generated_v2_project_serves_from_its_bundle() {
+    let Some(image) = image() else { return };
+    let dir = tmp("bundle");
+    std::fs::write(dir.join("tools.py"), TOOLS).unwrap();
+    std::fs::write(dir.join("v2.json"), POLICY).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_apizr"))
+        .current_dir(&dir)
+        .args(["generate", "rest", "tools.py", "--output-dir", "project"])
+        .args([
+            "--execution-policy",
+            "v2.json",
+            "--runtime-image",
+            &image.image,
+        ])
+        .args(["--runtime-platform", image.platform.as_str()])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let project = dir.join("project");
+    let bundle: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(project.join("execution/bundle.json")).unwrap())
+            .unwrap();
+    assert_eq!(bundle["schema_version"], "apizr.execution-bundle/v2");
+    assert_eq!(bundle["runtime"]["image"], image.image.as_str());
+
+    let proxy = EngineProxy::start(&dir);
+    let server = Served::start(
+        &["--bundle", project.to_str().unwrap()],
+        &proxy.docker_host(),
+    );
+    assert_eq!(
+        server.post("add", r#"{"a": 2}"#),
+        (422, r#"{"detail":"Invalid request arguments"}"#.into())
+    );
+    assert!(proxy.created().is_empty());
+    assert_eq!(server.post("add", r#"{"a": 2, "b": 5}"#), (200, "7".into()));
+    let created = proxy.created();
+    assert_eq!(created.len(), 1, "{created:?}");
+    drop(server);
+    assert_removed(&created);
+}
+
+/// One stateless MCP `tools/call` over Streamable HTTP; the JSON-RPC result.
+fn mcp_call(port: u16, tool: &str, arguments: &str) -> Option<serde_json::Value> {
+    let body = format!(
+        r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"{tool}","arguments":{arguments}}}}}"#
+    );
+    let mut stream = TcpStream::connect(("127.0.0.1", port)).ok()?;
+    stream
+        .set_read_timeout(Some(Duration::from_secs(60)))
+        .ok()?;
+    write!(
+        stream,
+        "POST /mcp HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    )
+    .ok()?;
+    let mut raw = String::new();
+    stream.read_to_string(&mut raw).ok()?;
+    let data = raw.lines().find_map(|l| l.strip_prefix("data: "))?;
+    let doc: serde_json::Value = serde_json::from_str(data).ok()?;
+    Some(doc["result"].clone())
+}
+
+#[test]
+fn a_generated_v2_mcp_project_serves_tools_from_containers() {
+    let Some(image) = image() else { return };
+    let dir = tmp("mcp");
+    std::fs::write(dir.join("tools.py"), TOOLS).unwrap();
+    std::fs::write(dir.join("v2.json"), POLICY).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_apizr"))
+        .current_dir(&dir)
+        .args(["generate", "mcp", "tools.py", "--output-dir", "project"])
+        .args([
+            "--execution-policy",
+            "v2.json",
+            "--runtime-image",
+            &image.image,
+        ])
+        .args(["--runtime-platform", image.platform.as_str()])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let proxy = EngineProxy::start(&dir);
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let child = Command::new(env!("CARGO_BIN_EXE_apizr"))
+        .args(["serve", "mcp", "--http", "--bundle"])
+        .arg(dir.join("project"))
+        .args(["--port", &port.to_string()])
+        .env("DOCKER_HOST", proxy.docker_host())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let server = Served { child, port };
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let added = loop {
+        if let Some(result) = mcp_call(server.port, "add", r#"{"a": 2, "b": 5}"#) {
+            break result;
+        }
+        assert!(Instant::now() < deadline, "MCP server did not answer");
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    assert_eq!(added["structuredContent"], serde_json::json!({"result": 7}));
+    assert_eq!(added["isError"], false);
+    let hog = mcp_call(server.port, "hog", "{}").unwrap();
+    assert_eq!(hog["isError"], true);
+    assert_eq!(
+        hog["content"][0]["text"],
+        "Tool execution resource limit exceeded"
+    );
+    let created = proxy.created();
+    assert_eq!(created.len(), 2, "{created:?}");
+    drop(server);
+    assert_removed(&created);
+}
