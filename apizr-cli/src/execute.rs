@@ -11,10 +11,9 @@
 //!
 //! * [`pydantic`] — the stdout encoding (pydantic `model_dump_json` style, contract 1.1);
 //! * [`report`] — `--report`: timings, the digest chain and the enforcement report;
-//! * [`policy_v2`] — v2 (OCI) policy checks; v2 calls run in a fresh container through
+//! * v2 (OCI) policies are parsed by [`apizr_ir::policy_v2::PolicyV2`]; v2 calls run in a fresh container through
 //!   `apizr_runtime::oci` (Docker Engine API).
 
-mod policy_v2;
 mod pydantic;
 mod report;
 
@@ -205,7 +204,7 @@ fn execute(
     let (policy, v2) =
         if policy_doc.get("schema_version").and_then(|v| v.as_str()) == Some(POLICY_V2_SCHEMA) {
             let v2 = policy_v2(args, &policy_doc)?;
-            (v2.worker.clone(), Some(v2))
+            (v2.worker_policy(), Some(v2))
         } else {
             let policy = PolicyV1::from_json(&policy_doc).map_err(|e| invalid(Stage::Policy, e))?;
             if args.runtime_image.is_some() || args.runtime_platform.is_some() {
@@ -216,11 +215,9 @@ fn execute(
             }
             (policy, None)
         };
-    // For v2 the digest would cover the v2 canonical bytes, which we do not produce yet.
-    report.policy_digest = if v2.is_none() {
-        policy.digest().ok()
-    } else {
-        None
+    report.policy_digest = match &v2 {
+        Some(v2) => v2.digest().ok(),
+        None => policy.digest().ok(),
     };
 
     // 3. Arguments file: byte limit, lexical preflight, permissive decode, finite budget.
@@ -252,8 +249,12 @@ fn execute(
 
     // 5. Plan: selection and eligibility, then effect requirements.
     let started = Instant::now();
-    if let Some(refusal) = v2.as_ref().and_then(|v| v.refusal) {
-        return Err(fail(Status::PolicyRefused, Stage::Plan, refusal));
+    if let Some(refusal) = v2.as_ref().and_then(PolicyV2::refusal) {
+        return Err(fail(
+            Status::PolicyRefused,
+            Stage::Plan,
+            refusal.to_string(),
+        ));
     }
     let selection = [args.capability.clone()];
     let contract = interface::plan_interfaces(&parsed, &inspection, Some(&selection))
@@ -310,9 +311,6 @@ fn execute(
     if v2.is_some() {
         // 7'. Run in a fresh container (apizr_runtime::oci); every outcome is a v2 envelope.
         let started = Instant::now();
-        report.policy_digest = PolicyV2::from_json(&policy_doc)
-            .ok()
-            .and_then(|p| p.digest().ok());
         let request = call_request(&contract, module, executable, call, policy);
         let platform = match args.runtime_platform {
             Some(Platform::LinuxArm64) => "linux/arm64",
@@ -354,7 +352,7 @@ fn execute(
 /// ID, a strictly valid v2 document); the call then proceeds through reading, planning and
 /// argument validation and runs in a fresh container (`apizr_runtime::oci::execute_for_cli`).
 /// See [`policy_v2`] for the document rules.
-fn policy_v2(args: &ExecuteArgs, doc: &serde_json::Value) -> Result<policy_v2::V2Policy, Failure> {
+fn policy_v2(args: &ExecuteArgs, doc: &serde_json::Value) -> Result<PolicyV2, Failure> {
     if args.runtime_image.is_none() || args.runtime_platform.is_none() {
         return Err(invalid(
             Stage::Policy,
@@ -372,7 +370,7 @@ fn policy_v2(args: &ExecuteArgs, doc: &serde_json::Value) -> Result<policy_v2::V
             "--runtime-image must be sha256:<64 hex>",
         ));
     }
-    policy_v2::worker_policy(doc).map_err(|e| invalid(Stage::Policy, e.0))
+    PolicyV2::from_json(doc).map_err(|e| invalid(Stage::Policy, e))
 }
 
 /// The reference's worker request `{"arguments", "plan", "plan_digest"}` is held to the value
