@@ -4,22 +4,16 @@
 //! itself as the launcher), the exposure guard and the refusals that happen before binding.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::io::{Read, Write};
-use std::net::TcpStream;
 use std::path::PathBuf;
-use std::process::{Child, Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::process::{Command, Output};
+use std::time::Duration;
+
+#[path = "support/served.rs"]
+mod served;
+use served::Served;
 
 fn apizr() -> Command {
     Command::new(env!("CARGO_BIN_EXE_apizr"))
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
 }
 
 fn tmp(name: &str) -> PathBuf {
@@ -31,65 +25,9 @@ fn tmp(name: &str) -> PathBuf {
     dir
 }
 
-/// A server child process, killed on drop.
-struct Served {
-    child: Child,
-    port: u16,
-}
-
-impl Drop for Served {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
 impl Served {
     fn start(args: &[&str]) -> Served {
-        let port = free_port();
-        let child = apizr()
-            .args(["serve", "rest"])
-            .args(args)
-            .args(["--port", &port.to_string()])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let served = Served { child, port };
-        let started = Instant::now();
-        while started.elapsed() < Duration::from_secs(30) {
-            if served
-                .try_request("GET", "/readyz", "")
-                .is_some_and(|(s, _)| s == 200)
-            {
-                return served;
-            }
-            std::thread::sleep(Duration::from_millis(100));
-        }
-        panic!("server did not become ready");
-    }
-
-    fn try_request(&self, method: &str, path: &str, body: &str) -> Option<(u16, String)> {
-        let mut stream = TcpStream::connect(("127.0.0.1", self.port)).ok()?;
-        stream
-            .set_read_timeout(Some(Duration::from_secs(30)))
-            .ok()?;
-        write!(
-            stream,
-            "{method} {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
-            body.len()
-        )
-        .ok()?;
-        let mut raw = String::new();
-        stream.read_to_string(&mut raw).ok()?;
-        let (head, body) = raw.split_once("\r\n\r\n")?;
-        let status = head.split_whitespace().nth(1)?.parse().ok()?;
-        Some((status, body.to_string()))
-    }
-
-    fn post(&self, name: &str, body: &str) -> (u16, String) {
-        self.try_request("POST", &format!("/capabilities/{name}"), body)
-            .unwrap()
+        Served::spawn_ready(args, &[], Duration::from_secs(30), Duration::from_secs(30))
     }
 }
 

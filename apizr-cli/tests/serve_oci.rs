@@ -17,14 +17,18 @@ use std::io::{Read, Write};
 use std::net::{Shutdown, TcpStream};
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use apizr_runtime::oci::build::{BuildSource, build_image};
 use apizr_runtime::oci::engine::socket_from_host;
 use apizr_runtime::oci::{Engine, RuntimeImage};
+
+#[path = "support/served.rs"]
+mod served;
 use apizr_runtime::worker::WORKER_SOURCE;
+use served::Served;
 
 fn in_ci() -> bool {
     std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "false" && v != "0")
@@ -146,70 +150,14 @@ fn pump(mut from: UnixStream, mut to: UnixStream, log: Option<Arc<Mutex<Vec<u8>>
     let _ = to.shutdown(Shutdown::Write);
 }
 
-/// A server child process, killed on drop.
-struct Served {
-    child: Child,
-    port: u16,
-}
-
-impl Drop for Served {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
 impl Served {
     fn start(args: &[&str], docker_host: &str) -> Served {
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
-        let child = Command::new(env!("CARGO_BIN_EXE_apizr"))
-            .args(["serve", "rest"])
-            .args(args)
-            .args(["--port", &port.to_string()])
-            .env("DOCKER_HOST", docker_host)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let served = Served { child, port };
-        let started = Instant::now();
-        while started.elapsed() < Duration::from_secs(60) {
-            if served
-                .try_request("GET", "/readyz", "")
-                .is_some_and(|(s, _)| s == 200)
-            {
-                return served;
-            }
-            std::thread::sleep(Duration::from_millis(100));
-        }
-        panic!("server did not become ready");
-    }
-
-    fn try_request(&self, method: &str, path: &str, body: &str) -> Option<(u16, String)> {
-        let mut stream = TcpStream::connect(("127.0.0.1", self.port)).ok()?;
-        stream
-            .set_read_timeout(Some(Duration::from_secs(60)))
-            .ok()?;
-        write!(
-            stream,
-            "{method} {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
-            body.len()
+        Served::spawn_ready(
+            args,
+            &[("DOCKER_HOST", docker_host)],
+            Duration::from_secs(60),
+            Duration::from_secs(60),
         )
-        .ok()?;
-        let mut raw = String::new();
-        stream.read_to_string(&mut raw).ok()?;
-        let (head, body) = raw.split_once("\r\n\r\n")?;
-        let status = head.split_whitespace().nth(1)?.parse().ok()?;
-        Some((status, body.to_string()))
-    }
-
-    fn post(&self, name: &str, body: &str) -> (u16, String) {
-        self.try_request("POST", &format!("/capabilities/{name}"), body)
-            .unwrap()
     }
 }
 
@@ -324,7 +272,11 @@ fn serve_refuses_to_become_ready_without_the_image() {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    let server = Served { child, port };
+    let server = Served {
+        child,
+        port,
+        io_timeout: Duration::from_secs(60),
+    };
     let deadline = Instant::now() + Duration::from_secs(30);
     let answer = loop {
         if let Some((status, body)) = server.try_request("GET", "/readyz", "")
@@ -446,7 +398,11 @@ fn a_generated_v2_mcp_project_serves_tools_from_containers() {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    let server = Served { child, port };
+    let server = Served {
+        child,
+        port,
+        io_timeout: Duration::from_secs(60),
+    };
     let deadline = Instant::now() + Duration::from_secs(60);
     let added = loop {
         if let Some(result) = mcp_call(server.port, "add", r#"{"a": 2, "b": 5}"#) {
