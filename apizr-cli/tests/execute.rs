@@ -34,6 +34,16 @@ fn copy_dir(from: &Path, to: &Path) {
     }
 }
 
+/// Sources used by many cases live once in `tests/fixtures/execute/sources/`; a case that
+/// does not carry its own copy gets that one (the missing-source case names a file that exists
+/// nowhere, so it stays missing).
+fn supply_shared_source(source: &str, work: &Path) {
+    let shared = cases_root().join("../sources").join(source);
+    if !work.join(source).exists() && shared.is_file() {
+        std::fs::copy(shared, work.join(source)).unwrap();
+    }
+}
+
 /// A fresh copy per run: tests run in parallel and several run the same case (a shared
 /// directory would be removed under a running call).
 fn work_dir(name: &str) -> PathBuf {
@@ -51,6 +61,7 @@ fn run_case(case: &Path, extra: &[&str]) -> (Json, Output) {
     let name = case.file_name().unwrap().to_str().unwrap();
     let work = work_dir(name);
     copy_dir(case, &work);
+    supply_shared_source(spec["source"].as_str().unwrap(), &work);
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_apizr"));
     cmd.current_dir(&work)
         .env("APIZR_TEST_VAR", "hello")
