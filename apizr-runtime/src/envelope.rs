@@ -53,17 +53,7 @@ impl Envelope {
 
     /// The envelope as a JSON value.
     pub fn to_value(&self) -> Value {
-        let mut map = BTreeMap::new();
-        map.insert(
-            "schema_version".to_string(),
-            Value::Str(RESULT_SCHEMA_V1.into()),
-        );
-        map.insert(
-            "status".to_string(),
-            Value::Str(self.status.wire_name().into()),
-        );
-        map.insert("value".to_string(), self.value.clone());
-        Value::Object(map)
+        envelope_value(RESULT_SCHEMA_V1, self.status.wire_name(), &self.value)
     }
 
     /// Canonical bytes (document + `\n`): what a worker frame carries.
@@ -94,6 +84,15 @@ impl Envelope {
         }
         Ok(Envelope { status, value })
     }
+}
+
+/// `{"schema_version":…,"status":…,"value":…}` for either envelope version.
+pub(crate) fn envelope_value(schema: &str, status: &str, value: &Value) -> Value {
+    let mut map = BTreeMap::new();
+    map.insert("schema_version".to_string(), Value::Str(schema.into()));
+    map.insert("status".to_string(), Value::Str(status.into()));
+    map.insert("value".to_string(), value.clone());
+    Value::Object(map)
 }
 
 #[cfg(test)]

@@ -1,7 +1,6 @@
 //! The v2 statuses (contract 6.7): the ten v1 statuses plus four that only the container
 //! backend can produce, and the `apizr.execution-result/v2` envelope.
 
-use std::collections::BTreeMap;
 use std::fmt;
 
 use apizr_ir::json::{CanonicalError, Value};
@@ -73,17 +72,7 @@ impl EnvelopeV2 {
     }
 
     pub fn to_value(&self) -> Value {
-        let mut map = BTreeMap::new();
-        map.insert(
-            "schema_version".to_string(),
-            Value::Str(RESULT_SCHEMA_V2.into()),
-        );
-        map.insert(
-            "status".to_string(),
-            Value::Str(self.status.wire_name().into()),
-        );
-        map.insert("value".to_string(), self.value.clone());
-        Value::Object(map)
+        crate::envelope::envelope_value(RESULT_SCHEMA_V2, self.status.wire_name(), &self.value)
     }
 
     pub fn canonical_bytes(&self) -> Result<Vec<u8>, CanonicalError> {
