@@ -11,7 +11,7 @@ use std::sync::Mutex;
 
 use serde::Serialize;
 
-use crate::enforcement::ControlReport;
+use crate::local::enforcement::ControlReport;
 
 /// `schema_version` of audit records.
 pub const AUDIT_SCHEMA: &str = "apizr.audit/v1";

@@ -6,12 +6,9 @@
 //! * [`protocol`], [`json_decode`] — the framed worker protocol `apizr.worker/v1`
 //!   (also documented in `PROTOCOL.md`).
 //! * [`worker`] — the embedded stdlib-only Python worker.
-//! * [`runtime`] — [`LocalRuntime`]: fresh process per call, deadline, limits, cleanup.
-//! * [`supervisor`], [`spawn`], [`workdir`] — the supervisor loop, the process-spawning seam,
-//!   the fresh working directory.
-//! * [`host`], [`enforcement`] — host probing and per-control enforcement plans/reports.
-//! * [`launcher`], [`seccomp`], [`cgroup`] — Linux mechanisms: namespaces, Landlock, rlimits,
-//!   seccomp-bpf, cgroup `pids.max`.
+//! * [`local`] — the `local-process` backend (policy v1): [`LocalRuntime`], fresh process per
+//!   call, supervisor, launcher, Linux enforcement, host probe. Its modules are also
+//!   re-exported at the crate root under their old paths (`apizr_runtime::runtime`, …).
 //! * [`audit`] — one JSON line per call.
 //! * `oci` (cargo feature `oci`, on by default) — the `oci-container` backend (policy v2)
 //!   through the Docker Engine API, and offline worker image builds.
@@ -19,28 +16,25 @@
 //!   serving core, and the direct-mode warm pool of persistent workers.
 
 pub mod audit;
-pub mod cgroup;
-pub mod enforcement;
 pub mod envelope;
-pub mod host;
 pub mod json_decode;
-pub mod launcher;
+pub mod local;
 #[cfg(feature = "oci")]
 pub mod oci;
 #[cfg(feature = "serve")]
 pub mod pool;
 pub mod protocol;
 pub mod request;
-pub mod runtime;
-pub mod seccomp;
 #[cfg(feature = "serve")]
 pub mod serve;
-pub mod spawn;
 pub mod status;
-pub mod supervisor;
 pub mod validate;
-pub mod workdir;
 pub mod worker;
+
+// The local backend's modules under their paths from before the `local/` folder existed.
+pub use local::{
+    cgroup, enforcement, host, launcher, runtime, seccomp, spawn, supervisor, workdir,
+};
 
 pub use apizr_ir as ir;
 pub use envelope::{Envelope, RESULT_SCHEMA_V1};

@@ -57,8 +57,8 @@ pub use self::image::{ImageFacts, ImageRefError, Platform, RuntimeImage};
 pub use self::plan::ContainerPlan;
 pub use self::pool::OciPool;
 pub use self::status::{EnvelopeV2, OciStatus, RESULT_SCHEMA_V2};
+use crate::local::seccomp;
 use crate::request::CallRequest;
-use crate::seccomp;
 use crate::status::Status;
 
 /// One v2 call: the planned request (its `policy` is ignored: the v2 policy's derived worker

@@ -15,8 +15,8 @@ use std::time::Instant;
 
 use super::engine::Engine;
 use super::http::{self, HttpError};
+use crate::local::supervisor::STDERR_CAPTURE_BYTES;
 use crate::protocol::HEADER_BYTES;
-use crate::supervisor::STDERR_CAPTURE_BYTES;
 
 /// What came out of the container before EOF, the limit, or the deadline.
 #[derive(Debug, Default)]

@@ -194,7 +194,7 @@ pub fn load(dir: &Path) -> Result<ServeSpec, ServeError> {
         mcp_tools: optional("mcp-tools.json")?,
         gates: Gates::default(),
         python: default_python(),
-        launcher: crate::runtime::LauncherLocation::CurrentExe,
+        launcher: crate::local::runtime::LauncherLocation::CurrentExe,
     })
 }
 

@@ -17,9 +17,9 @@ use apizr_ir::{Digest, Value};
 use tokio::sync::oneshot;
 
 pub use super::invoker::Invoker;
+use crate::local::runtime::LauncherLocation;
 use crate::oci::RuntimeImage;
 use crate::request::Executable;
-use crate::runtime::LauncherLocation;
 use crate::status::Status;
 
 /// The generic admission detail (contract 8.2, 8.6).

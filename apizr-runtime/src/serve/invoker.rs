@@ -22,9 +22,9 @@ use super::core::{
 };
 use super::metrics::Metrics;
 use super::oci::OciBackend;
+use crate::local::runtime::{LocalRuntime, RuntimeConfig};
 use crate::pool::{Pool, PoolConfig, SetResults, call_frame};
 use crate::request::{BindingParameter, CallRequest, ExecutionKind};
-use crate::runtime::{LocalRuntime, RuntimeConfig};
 use crate::status::Status;
 use crate::validate::validate_arguments;
 

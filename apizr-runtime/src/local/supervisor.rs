@@ -17,8 +17,8 @@ use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
 
 use crate::envelope::Envelope;
+use crate::local::spawn::{ProcessSpawner, SpawnSpec};
 use crate::protocol::{self, FrameError, HEADER_BYTES};
-use crate::spawn::{ProcessSpawner, SpawnSpec};
 use crate::status::Status;
 
 /// Captured stderr is kept up to this many bytes (the rest is read and dropped).

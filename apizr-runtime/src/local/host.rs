@@ -23,8 +23,8 @@ use std::sync::OnceLock;
 use apizr_ir::policy::PolicyV1;
 use serde::Serialize;
 
-use crate::cgroup::{self, PidsHierarchy};
-use crate::launcher::{LAUNCH_ARG, ProbeReport};
+use crate::local::cgroup::{self, PidsHierarchy};
+use crate::local::launcher::{LAUNCH_ARG, ProbeReport};
 
 /// The probed facts. Every field is a fact observed on this host, not an assumption.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]

@@ -11,18 +11,19 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 
 use crate::audit::{AUDIT_SCHEMA, AuditRecord, AuditSink};
-use crate::cgroup::CallCgroup;
-use crate::enforcement::{self, ControlReport, EnforcementPlan};
 use crate::envelope::Envelope;
-use crate::host::{HostCapabilities, LazyHost};
-use crate::launcher::{LandlockConfig, LaunchConfig, launch_args};
+use crate::local::cgroup::CallCgroup;
+use crate::local::enforcement::{self, ControlReport, EnforcementPlan};
+use crate::local::host::{HostCapabilities, LazyHost};
+use crate::local::launcher::{LandlockConfig, LaunchConfig, launch_args};
+use crate::local::seccomp;
+use crate::local::spawn::{LocalSpawner, ProcessSpawner, SpawnSpec};
+use crate::local::supervisor::{describe_exit, supervise};
+use crate::local::workdir::WorkDir;
 use crate::protocol::{MAX_REQUEST_BYTES, encode_frame, encode_request};
 use crate::request::CallRequest;
-use crate::spawn::{LocalSpawner, ProcessSpawner, SpawnSpec};
 use crate::status::Status;
-use crate::supervisor::{describe_exit, supervise};
-use crate::workdir::WorkDir;
-use crate::{seccomp, worker};
+use crate::worker;
 
 /// Where the launcher comes from.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -258,7 +259,7 @@ impl LocalRuntime {
         report.protocol_error = outcome.protocol_error;
         report.stderr = String::from_utf8_lossy(&outcome.stderr).into_owned();
         if spec.program != python_path
-            && outcome.exit.and_then(|s| s.code()) == Some(crate::launcher::SETUP_FAILED)
+            && outcome.exit.and_then(|s| s.code()) == Some(crate::local::launcher::SETUP_FAILED)
             && report.stderr.starts_with("apizr-launch:")
         {
             // The launcher could not apply a control the (possibly cached) probe promised:
@@ -273,7 +274,7 @@ impl LocalRuntime {
             let _ = group.destroy();
         }
         if plan.rlimit_cpu_secs.is_some()
-            && outcome.exit.and_then(|s| s.code()) == Some(crate::launcher::CPU_LIMIT_EXIT)
+            && outcome.exit.and_then(|s| s.code()) == Some(crate::local::launcher::CPU_LIMIT_EXIT)
         {
             report.limits_hit.push("cpu".into());
         }

@@ -6,7 +6,7 @@
 use apizr_ir::policy::PolicyV1;
 use serde::Serialize;
 
-use crate::host::HostCapabilities;
+use crate::local::host::HostCapabilities;
 
 /// One line of the per-call enforcement report.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -261,7 +261,7 @@ mod tests {
             landlock_abi: 7,
             landlock_fully_enforced: true,
             seccomp_filter: true,
-            cgroup_pids: Some(crate::host::CgroupPids {
+            cgroup_pids: Some(crate::local::host::CgroupPids {
                 version: "v1",
                 base: "/sys/fs/cgroup/pids".into(),
             }),

@@ -1,0 +1,21 @@
+//! The `local-process` backend (policy v1): one fresh, supervised process per call.
+//!
+//! Table of contents:
+//! * [`runtime`] — [`LocalRuntime`](runtime::LocalRuntime): plan the controls, prepare a
+//!   workdir and cgroup, spawn the launcher, supervise, report.
+//! * [`supervisor`], [`spawn`], [`workdir`] — the supervisor loop (one frame each way,
+//!   deadline, group kill), the process-spawning seam, the fresh working directory.
+//! * [`host`], [`enforcement`] — host probing (cached) and the per-control enforcement plan:
+//!   each requested control gets a named mechanism or the call is refused before launch.
+//! * [`launcher`], [`seccomp`], [`cgroup`] — the Linux mechanisms: namespaces, Landlock and
+//!   rlimits in a re-executed launcher, seccomp-bpf programs, per-call cgroups.
+
+pub mod cgroup;
+pub mod enforcement;
+pub mod host;
+pub mod launcher;
+pub mod runtime;
+pub mod seccomp;
+pub mod spawn;
+pub mod supervisor;
+pub mod workdir;
