@@ -27,7 +27,7 @@ use apizr_inspect::{InspectOptions, interface};
 use apizr_ir::admission::{DEFAULT_VALUE_BYTES, check_budget, parse_permissive, preflight};
 use apizr_ir::interface::{ContractExecution, InvocationContract};
 use apizr_ir::plan::RuntimePlan;
-use apizr_ir::policy::PolicyV1;
+use apizr_ir::policy::{AnyPolicy, PolicyV1};
 use apizr_ir::policy_v2::PolicyV2;
 use apizr_ir::{Digest, Value};
 use apizr_runtime::audit::{AUDIT_SCHEMA, AuditRecord, AuditSink, FileAuditSink};
@@ -43,7 +43,6 @@ use self::report::{Report, Stage};
 
 /// The policy file is read up to this many bytes (larger files are `invalid_input`).
 const MAX_POLICY_BYTES: u64 = 1_048_576;
-const POLICY_V2_SCHEMA: &str = "apizr.execution/v2";
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum Platform {
@@ -131,7 +130,7 @@ pub fn run(args: &ExecuteArgs) -> ExitCode {
         }
     };
     let schema = if v2 {
-        "apizr.execution-result/v2"
+        oci::RESULT_SCHEMA_V2
     } else {
         apizr_runtime::RESULT_SCHEMA_V1
     };
@@ -201,20 +200,19 @@ fn execute(
         read_limited(&args.policy, MAX_POLICY_BYTES).map_err(|e| invalid(Stage::Policy, e))?;
     let policy_doc: serde_json::Value =
         serde_json::from_slice(&policy_bytes).map_err(|e| invalid(Stage::Policy, e))?;
-    let (policy, v2) =
-        if policy_doc.get("schema_version").and_then(|v| v.as_str()) == Some(POLICY_V2_SCHEMA) {
-            let v2 = policy_v2(args, &policy_doc)?;
-            (v2.worker_policy(), Some(v2))
-        } else {
-            let policy = PolicyV1::from_json(&policy_doc).map_err(|e| invalid(Stage::Policy, e))?;
-            if args.runtime_image.is_some() || args.runtime_platform.is_some() {
-                return Err(invalid(
-                    Stage::Policy,
-                    "--runtime-image/--runtime-platform require an apizr.execution/v2 policy",
-                ));
-            }
-            (policy, None)
-        };
+    let (policy, v2) = if AnyPolicy::is_v2_document(&policy_doc) {
+        let v2 = policy_v2(args, &policy_doc)?;
+        (v2.worker_policy(), Some(v2))
+    } else {
+        let policy = PolicyV1::from_json(&policy_doc).map_err(|e| invalid(Stage::Policy, e))?;
+        if args.runtime_image.is_some() || args.runtime_platform.is_some() {
+            return Err(invalid(
+                Stage::Policy,
+                "--runtime-image/--runtime-platform require an apizr.execution/v2 policy",
+            ));
+        }
+        (policy, None)
+    };
     report.policy_digest = match &v2 {
         Some(v2) => v2.digest().ok(),
         None => policy.digest().ok(),

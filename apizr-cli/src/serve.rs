@@ -14,7 +14,7 @@ use anyhow::{Context, anyhow, bail};
 use apizr_inspect::{InspectOptions, interface};
 use apizr_ir::SourceKind;
 use apizr_ir::plan::BoundSource;
-use apizr_ir::policy::PolicyV1;
+use apizr_ir::policy::{AnyPolicy, PolicyV1};
 use apizr_ir::policy_v2::PolicyV2;
 use apizr_runtime::Executable;
 use apizr_runtime::oci::RuntimeImage;
@@ -201,7 +201,7 @@ fn read_policy(path: &std::path::Path, args: &ServeArgs) -> anyhow::Result<Execu
     }
     let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(path)?)
         .with_context(|| format!("{} is not JSON", path.display()))?;
-    if doc.get("schema_version").and_then(|v| v.as_str()) == Some("apizr.execution/v2") {
+    if AnyPolicy::is_v2_document(&doc) {
         return oci_mode(path, &doc, args);
     }
     if args.runtime_image.is_some() || args.runtime_platform.is_some() {

@@ -9,7 +9,8 @@
 //! * [`interface`] — the InvocationContract and its JSON Schema mapping.
 //! * [`plan`] — BoundSource and the runtime plan v1 (`apizr.runtime/v1`).
 //! * [`admission`] — JSON admission: lexical preflight and the value-graph budget.
-//! * [`policy`] — execution policy v1 (`apizr.execution/v1`): strict parsing and canonical bytes.
+//! * [`policy`] — execution policy v1 (`apizr.execution/v1`): strict parsing and canonical bytes;
+//!   typed section modes; [`AnyPolicy`](policy::AnyPolicy), a policy of either version.
 //! * [`policy_v2`] — execution policy v2 (`apizr.execution/v2`, OCI containers).
 //!
 //! No I/O, no async: everything here is a value and a pure function over values.

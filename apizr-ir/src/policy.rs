@@ -18,6 +18,12 @@ use serde_json::{Map, Value as Json};
 use crate::capability::Effects;
 use crate::digest::Digest;
 
+mod any;
+mod mode;
+
+pub use any::AnyPolicy;
+pub use mode::{FilesystemMode, Mode, ModePolicy, NetworkMode, SubprocessMode};
+
 pub const POLICY_V1_SCHEMA: &str = "apizr.execution/v1";
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -25,13 +31,13 @@ pub struct PolicyV1 {
     pub backend: &'static str,
     pub effects: EffectsPolicy,
     pub environment: EnvironmentPolicy,
-    pub filesystem: ModePolicy,
+    pub filesystem: ModePolicy<FilesystemMode>,
     pub limits: Limits,
-    pub network: ModePolicy,
+    pub network: ModePolicy<NetworkMode>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub resources: Option<Resources>,
     pub schema_version: &'static str,
-    pub subprocess: ModePolicy,
+    pub subprocess: ModePolicy<SubprocessMode>,
     pub working_directory: &'static str,
 }
 
@@ -46,11 +52,6 @@ pub struct EnvironmentPolicy {
     /// Sorted, de-duplicated variable names.
     pub allow: Vec<String>,
     pub inherit: bool,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct ModePolicy {
-    pub mode: &'static str,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -90,16 +91,16 @@ impl Default for PolicyV1 {
                 allow: vec![],
                 inherit: false,
             },
-            filesystem: ModePolicy { mode: "host" },
+            filesystem: ModePolicy::new(FilesystemMode::Host),
             limits: Limits {
                 max_input_bytes: 1_048_576,
                 max_output_bytes: 1_048_576,
                 wall_time_ms: 5000,
             },
-            network: ModePolicy { mode: "inherit" },
+            network: ModePolicy::new(NetworkMode::Inherit),
             resources: None,
             schema_version: POLICY_V1_SCHEMA,
-            subprocess: ModePolicy { mode: "allow" },
+            subprocess: ModePolicy::new(SubprocessMode::Allow),
             working_directory: "fresh",
         }
     }
@@ -162,22 +163,14 @@ impl PolicyV1 {
                 });
             }
         }
-        for (key, modes, slot) in [
-            ("network", &["inherit", "deny"][..], &mut policy.network),
-            (
-                "filesystem",
-                &["host", "sandbox"][..],
-                &mut policy.filesystem,
-            ),
-            ("subprocess", &["allow", "deny"][..], &mut policy.subprocess),
-        ] {
-            if let Some(v) = fields.get(key) {
-                let mut section = Fields::new(object(v, key)?, key);
-                section.known(&["mode"])?;
-                if let Some(m) = section.get("mode") {
-                    slot.mode = literal(m, &format!("{key}.mode"), modes)?;
-                }
-            }
+        if let Some(v) = fields.get("network") {
+            policy.network.mode = section_mode(v, "network", policy.network.mode)?;
+        }
+        if let Some(v) = fields.get("filesystem") {
+            policy.filesystem.mode = section_mode(v, "filesystem", policy.filesystem.mode)?;
+        }
+        if let Some(v) = fields.get("subprocess") {
+            policy.subprocess.mode = section_mode(v, "subprocess", policy.subprocess.mode)?;
         }
         if let Some(v) = fields.get("effects") {
             let mut effects = Fields::new(object(v, "effects")?, "effects");
@@ -265,6 +258,21 @@ fn object<'a>(v: &'a Json, path: &str) -> Result<&'a Map<String, Json>, PolicyEr
         path: path.into(),
         expected: format!("expected an object, got {}", describe(v)),
     })
+}
+
+/// A `{"mode": …}` section: only `mode`, one of `M`'s literals; absent keeps `default`.
+fn section_mode<M: Mode>(v: &Json, key: &str, default: M) -> Result<M, PolicyError> {
+    let mut section = Fields::new(object(v, key)?, key);
+    section.known(&["mode"])?;
+    let Some(m) = section.get("mode") else {
+        return Ok(default);
+    };
+    m.as_str()
+        .and_then(M::from_wire)
+        .ok_or_else(|| PolicyError {
+            path: format!("{key}.mode"),
+            expected: format!("expected one of {:?}, got {}", M::wire_names(), describe(m)),
+        })
 }
 
 fn literal(v: &Json, path: &str, allowed: &[&'static str]) -> Result<&'static str, PolicyError> {

@@ -17,7 +17,10 @@ use serde::Serialize;
 use serde_json::{Map, Value as Json};
 
 use crate::digest::Digest;
-use crate::policy::{EffectsPolicy, EnvironmentPolicy, Limits, ModePolicy, PolicyError, PolicyV1};
+use crate::policy::{
+    EffectsPolicy, EnvironmentPolicy, Limits, Mode, ModePolicy, NetworkMode, PolicyError, PolicyV1,
+    SubprocessMode,
+};
 
 pub const POLICY_V2_SCHEMA: &str = "apizr.execution/v2";
 pub const OCI_BACKEND: &str = "oci-container";
@@ -31,10 +34,10 @@ pub struct PolicyV2 {
     /// Always `"container"`.
     pub filesystem: &'static str,
     pub limits: Limits,
-    pub network: ModePolicy,
+    pub network: ModePolicy<NetworkMode>,
     pub resources: ResourcesV2,
     pub schema_version: &'static str,
-    pub subprocess: ModePolicy,
+    pub subprocess: ModePolicy<SubprocessMode>,
 }
 
 /// Container resources; every field has a default and bounds (contract 7.1).
@@ -97,10 +100,10 @@ impl Default for PolicyV2 {
             environment: v1.environment,
             filesystem: "container",
             limits: v1.limits,
-            network: ModePolicy { mode: "deny" },
+            network: ModePolicy::new(NetworkMode::Deny),
             resources: ResourcesV2::default(),
             schema_version: POLICY_V2_SCHEMA,
-            subprocess: ModePolicy { mode: "allow" },
+            subprocess: ModePolicy::new(SubprocessMode::Allow),
         }
     }
 }
@@ -140,10 +143,10 @@ impl PolicyV2 {
         policy.effects = v1.effects;
         if let Some(v) = root.get("network") {
             // A present section without `mode` takes the v1 section default (`inherit`).
-            policy.network.mode = mode(v, "network", &["inherit", "deny"], "inherit")?;
+            policy.network.mode = mode(v, "network", NetworkMode::Inherit)?;
         }
         if let Some(v) = root.get("subprocess") {
-            policy.subprocess.mode = mode(v, "subprocess", &["allow", "deny"], "allow")?;
+            policy.subprocess.mode = mode(v, "subprocess", SubprocessMode::Allow)?;
         }
         if let Some(v) = root.get("resources") {
             policy.resources = resources(v)?;
@@ -163,12 +166,12 @@ impl PolicyV2 {
 
     /// Whether the strict subprocess-deny profile (contract 7.5) applies.
     pub fn subprocess_deny(&self) -> bool {
-        self.subprocess.mode == "deny"
+        self.subprocess.mode == SubprocessMode::Deny
     }
 
     /// The first reason this policy is refused, in the reference's order.
     pub fn refusal(&self) -> Option<V2Refusal> {
-        if self.network.mode != "deny" {
+        if self.network.mode != NetworkMode::Deny {
             return Some(V2Refusal::NetworkInherit);
         }
         if self.environment.inherit {
@@ -212,12 +215,7 @@ fn literal(v: &Json, path: &str, only: &'static str) -> Result<&'static str, Pol
     }
 }
 
-fn mode(
-    v: &Json,
-    key: &str,
-    allowed: &[&'static str],
-    default: &'static str,
-) -> Result<&'static str, PolicyError> {
+fn mode<M: Mode>(v: &Json, key: &str, default: M) -> Result<M, PolicyError> {
     let section = v
         .as_object()
         .ok_or_else(|| err(key, format!("expected an object, got {v}")))?;
@@ -230,14 +228,12 @@ fn mode(
     let Some(m) = section.get("mode") else {
         return Ok(default);
     };
-    m.as_str()
-        .and_then(|s| allowed.iter().find(|a| **a == s).copied())
-        .ok_or_else(|| {
-            err(
-                &format!("{key}.mode"),
-                format!("expected one of {allowed:?}, got {m}"),
-            )
-        })
+    m.as_str().and_then(M::from_wire).ok_or_else(|| {
+        err(
+            &format!("{key}.mode"),
+            format!("expected one of {:?}, got {m}", M::wire_names()),
+        )
+    })
 }
 
 fn resources(v: &Json) -> Result<ResourcesV2, PolicyError> {
@@ -440,8 +436,12 @@ mod tests {
         assert_eq!(worker.limits.wall_time_ms, 100);
         assert_eq!(worker.environment.allow, ["A", "B"]);
         assert_eq!(worker.effects.require_known, ["network"]);
-        assert_eq!(worker.subprocess.mode, "allow", "v1 defaults for the rest");
-        assert_eq!(worker.network.mode, "inherit");
+        assert_eq!(
+            worker.subprocess.mode,
+            SubprocessMode::Allow,
+            "v1 defaults for the rest"
+        );
+        assert_eq!(worker.network.mode, NetworkMode::Inherit);
         assert_eq!(worker.backend, "local-process");
         assert!(policy.subprocess_deny());
     }

@@ -11,7 +11,7 @@ use apizr_inspect::InspectOptions;
 use apizr_inspect::interface::{self, PlanError};
 use apizr_ir::interface::InvocationContract;
 use apizr_ir::plan::{BoundSource, RuntimePlan};
-use apizr_ir::policy::PolicyV1;
+use apizr_ir::policy::{AnyPolicy, PolicyV1};
 use apizr_ir::policy_v2::PolicyV2;
 use apizr_ir::{Digest, Inspection, SourceKind};
 use apizr_runtime::oci::{ContainerPlan, RuntimeImage};
@@ -21,8 +21,6 @@ use super::{conditional, manifest, mcp, openapi, project, pyjson};
 
 /// Sorted relative paths (always `/`-separated) → file bytes.
 pub type FileTree = BTreeMap<String, Vec<u8>>;
-
-const POLICY_V2_SCHEMA: &str = "apizr.execution/v2";
 
 /// Which server the project is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -225,7 +223,7 @@ fn parse_policy(
         return Ok((None, None));
     };
     let doc: serde_json::Value = serde_json::from_slice(bytes).map_err(input)?;
-    if doc.get("schema_version").and_then(|v| v.as_str()) == Some(POLICY_V2_SCHEMA) {
+    if AnyPolicy::is_v2_document(&doc) {
         if request.runtime_image.is_none() || request.runtime_platform.is_none() {
             return Err(input(
                 "OCI policy requires --runtime-image and --runtime-platform",

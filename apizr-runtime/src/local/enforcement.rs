@@ -3,7 +3,7 @@
 //! ever "best effort" silently; the per-call report says what was requested and how it was
 //! enforced.
 
-use apizr_ir::policy::PolicyV1;
+use apizr_ir::policy::{FilesystemMode, Mode, NetworkMode, PolicyV1, SubprocessMode};
 use serde::Serialize;
 
 use crate::local::host::HostCapabilities;
@@ -78,7 +78,7 @@ pub fn plan(policy: &PolicyV1, host: &HostCapabilities) -> EnforcementPlan {
     } else {
         ""
     };
-    if policy.network.mode == "deny" {
+    if policy.network.mode == NetworkMode::Deny {
         if launcher && host.network_namespace {
             p.net_ns = true;
             p.enforce(
@@ -90,9 +90,9 @@ pub fn plan(policy: &PolicyV1, host: &HostCapabilities) -> EnforcementPlan {
             p.refuse("network", "deny".into());
         }
     } else {
-        p.trivial("network", policy.network.mode);
+        p.trivial("network", policy.network.mode.wire_name());
     }
-    if policy.filesystem.mode == "sandbox" {
+    if policy.filesystem.mode == FilesystemMode::Sandbox {
         if launcher && host.landlock_abi > 0 {
             p.landlock = true;
             let scope = if host.landlock_fully_enforced {
@@ -112,9 +112,9 @@ pub fn plan(policy: &PolicyV1, host: &HostCapabilities) -> EnforcementPlan {
             p.refuse("filesystem", "sandbox".into());
         }
     } else {
-        p.trivial("filesystem", policy.filesystem.mode);
+        p.trivial("filesystem", policy.filesystem.mode.wire_name());
     }
-    if policy.subprocess.mode == "deny" {
+    if policy.subprocess.mode == SubprocessMode::Deny {
         if host.seccomp_filter {
             p.seccomp = true;
             p.enforce(
@@ -126,7 +126,7 @@ pub fn plan(policy: &PolicyV1, host: &HostCapabilities) -> EnforcementPlan {
             p.refuse("subprocess", "deny".into());
         }
     } else {
-        p.trivial("subprocess", policy.subprocess.mode);
+        p.trivial("subprocess", policy.subprocess.mode.wire_name());
     }
     let resources = policy.resources.unwrap_or(apizr_ir::policy::Resources {
         cpu_millis: None,

@@ -11,7 +11,7 @@
 use std::path::{Component, Path};
 
 use apizr_ir::admission::parse_permissive;
-use apizr_ir::policy::PolicyV1;
+use apizr_ir::policy::AnyPolicy;
 use apizr_ir::policy_v2::PolicyV2;
 use apizr_ir::{Digest, Value};
 
@@ -21,8 +21,6 @@ use super::core::{
 use super::decode;
 use crate::oci::RuntimeImage;
 use crate::request::Executable;
-
-const POLICY_V2_SCHEMA: &str = "apizr.execution/v2";
 
 /// Largest manifest or contract file read (the reference's policy cap is 1 MiB; manifests of
 /// large modules are bigger).
@@ -157,14 +155,9 @@ pub fn load(dir: &Path) -> Result<ServeSpec, ServeError> {
             ));
         }
         let raw = read(dir, "execution/policy.json")?;
-        let doc: serde_json::Value =
-            serde_json::from_slice(&raw).map_err(|e| ServeError::Policy(e.to_string()))?;
-        if doc.get("schema_version").and_then(|v| v.as_str()) == Some(POLICY_V2_SCHEMA) {
-            oci_mode(dir, &doc, &listed)?
-        } else {
-            ExecutionMode::Governed(
-                PolicyV1::from_json(&doc).map_err(|e| ServeError::Policy(e.to_string()))?,
-            )
+        match AnyPolicy::from_slice(&raw).map_err(|e| ServeError::Policy(e.to_string()))? {
+            AnyPolicy::V2(policy) => oci_mode(dir, policy, &listed)?,
+            AnyPolicy::V1(policy) => ExecutionMode::Governed(policy),
         }
     } else {
         ExecutionMode::Direct {
@@ -202,10 +195,9 @@ pub fn load(dir: &Path) -> Result<ServeSpec, ServeError> {
 /// listed artifact, so already verified).
 fn oci_mode(
     dir: &Path,
-    doc: &serde_json::Value,
+    policy: PolicyV2,
     listed: &dyn Fn(&str) -> bool,
 ) -> Result<ExecutionMode, ServeError> {
-    let policy = PolicyV2::from_json(doc).map_err(|e| ServeError::Policy(e.to_string()))?;
     if let Some(refusal) = policy.refusal() {
         return Err(ServeError::Policy(refusal.to_string()));
     }
