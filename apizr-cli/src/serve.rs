@@ -96,6 +96,14 @@ pub struct ServeArgs {
     /// Calls waiting per capability before 429
     #[arg(long, value_name = "N")]
     pub queue: Option<usize>,
+    /// Governed modes: workers (or containers) running at once, server-wide (default: 4 per
+    /// core, at least 4)
+    #[arg(long, value_name = "N")]
+    pub governed_workers: Option<usize>,
+    /// Governed modes: the most the running workers' memory limits may add up to, in MiB
+    /// (default: half the host's memory); a call whose own limit exceeds it gets 503
+    #[arg(long, value_name = "MIB")]
+    pub governed_memory_mb: Option<u64>,
     /// MCP: serve over stdio (the default)
     #[arg(long, conflicts_with = "http")]
     pub stdio: bool,
@@ -115,6 +123,8 @@ pub fn run(command: &ServeCommand) -> anyhow::Result<ExitCode> {
         timeout_ms: args.timeout_ms,
         concurrency: args.concurrency,
         queue: args.queue,
+        governed_workers: args.governed_workers,
+        governed_memory_mb: args.governed_memory_mb,
     }
     .apply(&mut spec);
     let options = ServeOptions {

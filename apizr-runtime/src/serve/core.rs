@@ -99,12 +99,18 @@ pub struct ServeSource {
     pub readiness_digest: Option<Digest>,
 }
 
-/// Per-capability admission: at most `concurrency` running, at most `queue` waiting.
+/// Admission limits (`serve/gate.rs`): per capability, at most `concurrency` running and at
+/// most `queue` waiting; in the governed modes also, server-wide, at most `workers` worker
+/// processes (or containers) and at most `memory_bytes` of their summed memory limits.
 #[derive(Debug, Clone, Copy)]
 pub struct Gates {
     pub concurrency: usize,
     pub queue: usize,
     pub retry_after: Duration,
+    /// Governed modes: workers running at once, all capabilities together.
+    pub workers: usize,
+    /// Governed modes: the sum of the running workers' memory limits.
+    pub memory_bytes: u64,
 }
 
 impl Default for Gates {
@@ -113,8 +119,31 @@ impl Default for Gates {
             concurrency: 64,
             queue: 256,
             retry_after: Duration::from_secs(1),
+            workers: default_governed_workers(),
+            memory_bytes: default_governed_memory(),
         }
     }
+}
+
+/// Four governed workers per core (at least 4): a governed call mostly waits on its worker's
+/// start-up, so a few per core keep the CPUs busy without an unbounded process count.
+pub fn default_governed_workers() -> usize {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    (cores * 4).max(4)
+}
+
+/// Half the host's memory (`MemTotal` of `/proc/meminfo`), else 4 GiB: the governed workers'
+/// limits together never promise more than the host can give while the server runs too.
+pub fn default_governed_memory() -> u64 {
+    const FALLBACK: u64 = 4 << 30;
+    let Ok(text) = std::fs::read_to_string("/proc/meminfo") else {
+        return FALLBACK;
+    };
+    text.lines()
+        .find_map(|l| l.strip_prefix("MemTotal:"))
+        .and_then(|rest| rest.trim().strip_suffix("kB"))
+        .and_then(|kib| kib.trim().parse::<u64>().ok())
+        .map_or(FALLBACK, |kib| kib.saturating_mul(1024) / 2)
 }
 
 /// Everything a transport needs to serve.
@@ -183,6 +212,9 @@ pub enum CallResult {
     Busy {
         retry_after: Duration,
     },
+    /// One call's memory limit exceeds the server's whole governed memory budget, so it can
+    /// never be admitted (REST 503).
+    OverCapacity,
     Unknown,
     /// Anything else, with the runtime status when there was one.
     Failed(Option<Status>),
@@ -197,6 +229,7 @@ impl CallResult {
             CallResult::Timeout => "timeout",
             CallResult::ResourceLimit => "resource_limit",
             CallResult::Busy { .. } => "busy",
+            CallResult::OverCapacity => "over_capacity",
             CallResult::Unknown => "unknown",
             CallResult::Failed(_) => "failed",
         }

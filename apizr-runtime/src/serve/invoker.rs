@@ -5,21 +5,19 @@
 //! Why separate from `core`: `core` holds the plain data types both transports share; this is
 //! the one stateful piece, and the only one that talks to processes.
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
 use apizr_ir::Value;
 use apizr_ir::admission::{parse_permissive, preflight};
 use apizr_ir::interface::{ContractExecution, InvocationContract};
 use apizr_ir::policy::PolicyV1;
-use tokio::sync::Semaphore;
 
 use super::core::{
     ADMISSION_DETAIL, CallResult, CancelOnDrop, ExecutionMode, GOVERNED_INVALID_DETAIL,
     MAX_BODY_BYTES, ServeError, ServeSource, ServeSpec,
 };
+use super::gate::{Admission, GaugeGuard, GovernedClaim, Refused};
 use super::metrics::Metrics;
 use super::oci::OciBackend;
 use crate::local::runtime::{LocalRuntime, RuntimeConfig};
@@ -37,16 +35,11 @@ enum Backend {
     Oci(Arc<OciBackend>),
 }
 
-struct Gate {
-    running: Semaphore,
-    waiting: AtomicUsize,
-}
-
 /// Runs calls for one [`ServeSpec`].
 pub struct Invoker {
     spec: Arc<ServeSpec>,
     backend: Backend,
-    gates: BTreeMap<String, Gate>,
+    admission: Admission,
     pub metrics: Arc<Metrics>,
 }
 
@@ -107,25 +100,33 @@ impl Invoker {
                 Backend::Oci(Arc::new(backend))
             }
         };
-        let gates = spec
-            .capabilities
-            .iter()
-            .map(|c| {
-                (
-                    c.name.clone(),
-                    Gate {
-                        running: Semaphore::new(spec.gates.concurrency.max(1)),
-                        waiting: AtomicUsize::new(0),
-                    },
-                )
-            })
-            .collect();
-        let names = spec.capabilities.iter().map(|c| c.name.clone()).collect();
+        let claim = match &backend {
+            Backend::Direct(_) => None,
+            Backend::Governed { policy, .. } => Some(GovernedClaim {
+                memory_bytes: policy.resources.as_ref().and_then(|r| r.memory_bytes),
+            }),
+            Backend::Oci(oci) => Some(GovernedClaim {
+                memory_bytes: Some(oci.memory_bytes()),
+            }),
+        };
+        let names: Vec<String> = spec.capabilities.iter().map(|c| c.name.clone()).collect();
+        let mut metrics = Metrics::new(names.clone());
+        if let Some(claim) = claim {
+            announce_governed_limits(&spec.gates, claim);
+            metrics = metrics.with_governed_limits(spec.gates.workers, spec.gates.memory_bytes);
+        }
+        let metrics = Arc::new(metrics);
+        let admission = Admission::new(
+            names.iter().map(String::as_str),
+            &spec.gates,
+            claim,
+            metrics.clone(),
+        );
         Ok(Invoker {
             spec: Arc::new(spec),
             backend,
-            gates,
-            metrics: Arc::new(Metrics::new(names)),
+            admission,
+            metrics,
         })
     }
 
@@ -172,12 +173,12 @@ impl Invoker {
         decode: bool,
     ) -> (CallResult, Option<Vec<u8>>) {
         let started = Instant::now();
-        self.metrics.in_flight.fetch_add(1, Ordering::Relaxed);
+        let in_flight = GaugeGuard::enter(&self.metrics.in_flight);
         let result = tokio::select! {
             r = self.call_inner(name, arguments, decode) => r,
             () = cancel.cancelled() => (CallResult::Failed(None), None),
         };
-        self.metrics.in_flight.fetch_sub(1, Ordering::Relaxed);
+        drop(in_flight);
         self.metrics
             .observe(name, result.0.label(), started.elapsed());
         result
@@ -189,8 +190,7 @@ impl Invoker {
         arguments: &[u8],
         decode: bool,
     ) -> (CallResult, Option<Vec<u8>>) {
-        let (Some(capability), Some(gate)) = (self.spec.capability(name), self.gates.get(name))
-        else {
+        let Some(capability) = self.spec.capability(name) else {
             return (CallResult::Unknown, None);
         };
         let governed = self.is_governed();
@@ -212,24 +212,11 @@ impl Invoker {
             Ok(c) => c,
             Err(e) => return (invalid(e.to_string()), None),
         };
-        // Gate: a bounded queue in front of a per-capability concurrency limit.
-        let permit = match gate.running.try_acquire() {
+        let permit = match self.admission.enter(name).await {
             Ok(p) => p,
-            Err(_) => {
-                if gate.waiting.fetch_add(1, Ordering::AcqRel) >= self.spec.gates.queue {
-                    gate.waiting.fetch_sub(1, Ordering::AcqRel);
-                    let busy = CallResult::Busy {
-                        retry_after: self.spec.gates.retry_after,
-                    };
-                    return (busy, None);
-                }
-                let acquired = gate.running.acquire().await;
-                gate.waiting.fetch_sub(1, Ordering::AcqRel);
-                match acquired {
-                    Ok(p) => p,
-                    Err(_) => return (CallResult::Failed(None), None),
-                }
-            }
+            Err(Refused::Busy { retry_after }) => return (CallResult::Busy { retry_after }, None),
+            Err(Refused::OverCapacity) => return (CallResult::OverCapacity, None),
+            Err(Refused::Unknown) => return (CallResult::Unknown, None),
         };
         let result = match &self.backend {
             Backend::Direct(pool) => {
@@ -276,6 +263,26 @@ impl Invoker {
         };
         drop(permit);
         (result, None)
+    }
+}
+
+/// Say at start what the server-wide governed gate enforces (and what it cannot).
+fn announce_governed_limits(gates: &super::core::Gates, claim: GovernedClaim) {
+    let mib = |b: u64| b >> 20;
+    match claim.memory_bytes {
+        Some(bytes) if bytes > gates.memory_bytes => eprintln!(
+            "apizr: a governed call's memory limit ({} MiB) exceeds the server's governed memory \
+             budget ({} MiB): every call will be answered 503",
+            mib(bytes),
+            mib(gates.memory_bytes)
+        ),
+        Some(_) => {}
+        None => eprintln!(
+            "apizr: the policy sets no memory limit, so the governed memory budget ({} MiB) \
+             cannot count its workers; only the worker cap ({}) applies",
+            mib(gates.memory_bytes),
+            gates.workers
+        ),
     }
 }
 

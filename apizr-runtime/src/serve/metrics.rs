@@ -1,5 +1,6 @@
 //! Prometheus metrics for a server: requests by capability and outcome, a latency histogram,
-//! requests in flight and pool kills. Lock-free counters; rendered on `GET /metrics`.
+//! requests in flight and waiting, the governed workers and memory reserved against their
+//! server-wide limits, and pool kills. Lock-free counters; rendered on `GET /metrics`.
 //!
 //! Why hand-rolled: the text exposition format is tiny and a metrics crate would add a
 //! dependency (and a global registry) to every generated project for five series.
@@ -14,19 +15,20 @@ const BUCKETS: [f64; 12] = [
     0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 10.0,
 ];
 
-const OUTCOMES: [&str; 7] = [
+const OUTCOMES: [&str; 8] = [
     "success",
     "invalid_input",
     "timeout",
     "resource_limit",
     "busy",
+    "over_capacity",
     "unknown",
     "failed",
 ];
 
 #[derive(Debug, Default)]
 struct Series {
-    outcomes: [AtomicU64; 7],
+    outcomes: [AtomicU64; 8],
     buckets: [AtomicU64; 12],
     count: AtomicU64,
     sum_micros: AtomicU64,
@@ -37,6 +39,13 @@ struct Series {
 pub struct Metrics {
     per_capability: BTreeMap<String, Series>,
     pub in_flight: AtomicI64,
+    /// Calls waiting in a gate's queue.
+    pub queued: AtomicI64,
+    /// Governed workers running, and the sum of their memory limits (bytes).
+    pub governed_workers: AtomicI64,
+    pub governed_memory: AtomicI64,
+    /// The server-wide governed limits (workers, memory bytes); None in direct mode.
+    governed_limits: Option<(usize, u64)>,
     /// HTTP responses by status code (REST), counted by the transport.
     http: [AtomicU64; 6],
 }
@@ -51,8 +60,18 @@ impl Metrics {
                 .map(|c| (c, Series::default()))
                 .collect(),
             in_flight: AtomicI64::new(0),
+            queued: AtomicI64::new(0),
+            governed_workers: AtomicI64::new(0),
+            governed_memory: AtomicI64::new(0),
+            governed_limits: None,
             http: Default::default(),
         }
+    }
+
+    /// Show the governed gauges against these server-wide limits.
+    pub fn with_governed_limits(mut self, workers: usize, memory_bytes: u64) -> Self {
+        self.governed_limits = Some((workers, memory_bytes));
+        self
     }
 
     /// Record one finished call.
@@ -140,6 +159,31 @@ impl Metrics {
             "# HELP apizr_in_flight Calls in progress.\n# TYPE apizr_in_flight gauge\napizr_in_flight {}",
             self.in_flight.load(Ordering::Relaxed)
         );
+        let _ = writeln!(
+            out,
+            "# HELP apizr_queued Calls waiting for a running slot.\n# TYPE apizr_queued gauge\napizr_queued {}",
+            self.queued.load(Ordering::Relaxed)
+        );
+        if let Some((workers, memory)) = self.governed_limits {
+            let _ = writeln!(
+                out,
+                "# HELP apizr_governed_workers Governed workers running.\n# TYPE apizr_governed_workers gauge\napizr_governed_workers {}",
+                self.governed_workers.load(Ordering::Relaxed)
+            );
+            let _ = writeln!(
+                out,
+                "# HELP apizr_governed_workers_limit Server-wide cap on governed workers.\n# TYPE apizr_governed_workers_limit gauge\napizr_governed_workers_limit {workers}"
+            );
+            let _ = writeln!(
+                out,
+                "# HELP apizr_governed_memory_bytes Sum of the running governed workers' memory limits.\n# TYPE apizr_governed_memory_bytes gauge\napizr_governed_memory_bytes {}",
+                self.governed_memory.load(Ordering::Relaxed)
+            );
+            let _ = writeln!(
+                out,
+                "# HELP apizr_governed_memory_limit_bytes Server-wide cap on that sum.\n# TYPE apizr_governed_memory_limit_bytes gauge\napizr_governed_memory_limit_bytes {memory}"
+            );
+        }
         let _ = writeln!(
             out,
             "# HELP apizr_http_responses_total HTTP responses by status code.\n# TYPE apizr_http_responses_total counter"

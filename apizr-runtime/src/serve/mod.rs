@@ -2,7 +2,8 @@
 //!
 //! * [`core`] — what is served and how calls run ([`ServeSpec`], [`Invoker`], [`CallResult`]),
 //!   shared by both transports;
-//! * [`invoker`] — [`Invoker`]: admission, validation, gates, pool or governed runtime;
+//! * [`invoker`] — [`Invoker`]: admission, validation, pool or governed runtime;
+//! * `gate` — the per-capability and server-wide admission gates (drop guards);
 //! * [`oci`] — governed v2: a fresh container per call (engine and image probed at start-up);
 //! * [`bundle`], [`decode`] — loading and verifying a generated project directory;
 //! * [`metrics`] — Prometheus counters;
@@ -14,6 +15,7 @@
 pub mod bundle;
 pub mod core;
 pub mod decode;
+mod gate;
 pub mod invoker;
 #[cfg(feature = "mcp")]
 pub mod mcp;

@@ -56,6 +56,11 @@ impl OciBackend {
         }
     }
 
+    /// The container's memory limit (counted by the server-wide governed gate).
+    pub fn memory_bytes(&self) -> u64 {
+        self.policy.resources.memory_bytes
+    }
+
     /// The v1 policy the worker inside the container runs under.
     pub fn worker_policy(&self) -> PolicyV1 {
         self.worker.clone()

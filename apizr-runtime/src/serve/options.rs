@@ -8,7 +8,8 @@
 //! holding `capability-ir.json`, else the working directory when it holds one, else the
 //! directory given to [`bundle_main_in`]), `--host` (127.0.0.1), `--port` (8000),
 //! `--token T` / `APIZR_TOKEN`, `--insecure`, `--workers N`, `--timeout-ms N` (direct mode),
-//! `--concurrency N`, `--queue N`, and for MCP `--stdio` (default) | `--http`.
+//! `--concurrency N`, `--queue N`, `--governed-workers N`, `--governed-memory-mb MIB`, and for
+//! MCP `--stdio` (default) | `--http`.
 
 use std::net::IpAddr;
 use std::path::{Path, PathBuf};
@@ -70,6 +71,8 @@ pub struct SpecOverrides {
     pub timeout_ms: Option<u64>,
     pub concurrency: Option<usize>,
     pub queue: Option<usize>,
+    pub governed_workers: Option<usize>,
+    pub governed_memory_mb: Option<u64>,
 }
 
 impl SpecOverrides {
@@ -87,6 +90,12 @@ impl SpecOverrides {
         }
         if let Some(n) = self.queue {
             spec.gates.queue = n;
+        }
+        if let Some(n) = self.governed_workers {
+            spec.gates.workers = n.max(1);
+        }
+        if let Some(mib) = self.governed_memory_mb {
+            spec.gates.memory_bytes = mib.saturating_mul(1 << 20);
         }
     }
 }
@@ -131,6 +140,13 @@ fn parse(args: impl IntoIterator<Item = String>) -> Result<Parsed, String> {
                 parsed.overrides.concurrency = Some(value(&mut rest, "--concurrency")?)
             }
             "--queue" => parsed.overrides.queue = Some(value(&mut rest, "--queue")?),
+            "--governed-workers" => {
+                parsed.overrides.governed_workers = Some(value(&mut rest, "--governed-workers")?)
+            }
+            "--governed-memory-mb" => {
+                parsed.overrides.governed_memory_mb =
+                    Some(value(&mut rest, "--governed-memory-mb")?)
+            }
             "--stdio" => parsed.options.mcp_http = false,
             "--http" => parsed.options.mcp_http = true,
             "-h" | "--help" => return Err(String::new()),
@@ -141,7 +157,8 @@ fn parse(args: impl IntoIterator<Item = String>) -> Result<Parsed, String> {
 }
 
 const USAGE: &str = "usage: [--bundle DIR] [--host H] [--port P] [--token T] [--insecure] \
-[--workers N] [--timeout-ms N] [--concurrency N] [--queue N] [--stdio|--http]";
+[--workers N] [--timeout-ms N] [--concurrency N] [--queue N] [--governed-workers N] \
+[--governed-memory-mb MIB] [--stdio|--http]";
 
 /// The nearest ancestor of the running binary holding `capability-ir.json`, else the working
 /// directory when it holds one.
@@ -267,6 +284,9 @@ mod tests {
             "2",
             "--queue",
             "0",
+            "--governed-workers=3",
+            "--governed-memory-mb",
+            "512",
             "--http",
         ]))
         .unwrap();
@@ -279,6 +299,10 @@ mod tests {
         assert_eq!(
             (p.overrides.concurrency, p.overrides.queue),
             (Some(2), Some(0))
+        );
+        assert_eq!(
+            (p.overrides.governed_workers, p.overrides.governed_memory_mb),
+            (Some(3), Some(512))
         );
     }
 

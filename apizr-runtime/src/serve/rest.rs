@@ -178,6 +178,10 @@ async fn call(
             }
             r
         }
+        CallResult::OverCapacity => detail(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "Call exceeds the server's governed memory budget",
+        ),
         CallResult::Unknown => detail(StatusCode::NOT_FOUND, "Not Found"),
         CallResult::Failed(_) => detail(StatusCode::INTERNAL_SERVER_ERROR, "Internal server error"),
     };

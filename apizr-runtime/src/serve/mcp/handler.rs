@@ -33,6 +33,8 @@ pub const TIMED_OUT: &str = "Tool execution timed out";
 pub const RESOURCE_LIMIT: &str = "Tool execution resource limit exceeded";
 /// Our own (the reference has no admission queue): the per-tool queue is full.
 pub const BUSY: &str = "Tool busy; retry later";
+/// Our own: the call's memory limit exceeds the server's governed memory budget.
+pub const OVER_CAPACITY: &str = "Tool call exceeds the server's governed memory budget";
 
 /// A cheap-to-clone MCP server over one [`Invoker`].
 #[derive(Clone)]
@@ -108,6 +110,7 @@ pub fn tool_result(result: CallResult) -> CallToolResult {
         CallResult::Timeout => error_result(TIMED_OUT),
         CallResult::ResourceLimit => error_result(RESOURCE_LIMIT),
         CallResult::Busy { .. } => error_result(BUSY),
+        CallResult::OverCapacity => error_result(OVER_CAPACITY),
         CallResult::Unknown => error_result(UNKNOWN_TOOL),
         CallResult::Failed(_) => error_result(EXECUTION_FAILED),
     }

@@ -1,0 +1,356 @@
+//! Admission in front of every call: a per-capability gate (at most `concurrency` running, at
+//! most `queue` waiting, then 429) and, in the governed modes, one server-wide gate on worker
+//! processes (or containers) and on the sum of their memory limits.
+//!
+//! Why guards: a caller can vanish at any await (an HTTP client hangs up, an MCP request is
+//! cancelled) and its future is then dropped mid-wait. Every count here (a queue slot, a
+//! running permit, reserved memory, the gauges of `/metrics`) is held by a value whose `Drop`
+//! gives it back, so an abandoned request can never leak a slot.
+//!
+//! Order: capability permit, then worker slot, then memory, each acquired the same way by
+//! every caller (no lock-order cycle). A call that has to wait for any of them holds one slot
+//! of its capability's queue until it holds them all. Memory is counted in KiB because tokio's
+//! semaphores take `u32` permits per acquisition.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicI64, AtomicUsize, Ordering};
+use std::time::Duration;
+
+use tokio::sync::{Semaphore, SemaphorePermit};
+
+use super::core::Gates;
+use super::metrics::Metrics;
+
+/// Why a call was not admitted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Refused {
+    /// The capability's queue is full (429 with `Retry-After`).
+    Busy { retry_after: Duration },
+    /// The call's memory limit alone exceeds the server-wide memory budget (503).
+    OverCapacity,
+    /// No such capability.
+    Unknown,
+}
+
+/// The server-wide governed limits as configured for one policy.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct GovernedClaim {
+    /// The policy's memory limit per worker; None when the policy sets none (the worker then
+    /// counts against the worker cap only, and the server says so at start).
+    pub memory_bytes: Option<u64>,
+}
+
+struct CapabilityGate {
+    running: Semaphore,
+    waiting: AtomicUsize,
+}
+
+struct ServerGate {
+    workers: Semaphore,
+    memory_kib: Semaphore,
+    /// This server's per-call claim, in KiB (0: no memory limit in the policy).
+    claim_kib: u32,
+    claim_bytes: u64,
+    over_capacity: bool,
+}
+
+/// All gates of one server.
+pub(crate) struct Admission {
+    capabilities: BTreeMap<String, CapabilityGate>,
+    server: Option<ServerGate>,
+    queue: usize,
+    retry_after: Duration,
+    metrics: Arc<Metrics>,
+}
+
+/// Holds everything a running call was admitted with; dropping it releases all of it.
+pub(crate) struct Permit<'a> {
+    _capability: SemaphorePermit<'a>,
+    _server: Option<ServerPermit<'a>>,
+}
+
+struct ServerPermit<'a> {
+    _worker: SemaphorePermit<'a>,
+    _memory: Option<SemaphorePermit<'a>>,
+    memory_bytes: i64,
+    metrics: &'a Metrics,
+}
+
+impl Drop for ServerPermit<'_> {
+    fn drop(&mut self) {
+        self.metrics
+            .governed_workers
+            .fetch_sub(1, Ordering::Relaxed);
+        self.metrics
+            .governed_memory
+            .fetch_sub(self.memory_bytes, Ordering::Relaxed);
+    }
+}
+
+/// One slot of a capability's queue (and of the `apizr_queued` gauge).
+struct QueueSlot<'a> {
+    waiting: &'a AtomicUsize,
+    gauge: &'a AtomicI64,
+}
+
+impl Drop for QueueSlot<'_> {
+    fn drop(&mut self) {
+        self.waiting.fetch_sub(1, Ordering::AcqRel);
+        self.gauge.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+/// Increments a gauge for as long as it lives (`apizr_in_flight`).
+pub(crate) struct GaugeGuard<'a>(&'a AtomicI64);
+
+impl<'a> GaugeGuard<'a> {
+    pub(crate) fn enter(gauge: &'a AtomicI64) -> Self {
+        gauge.fetch_add(1, Ordering::Relaxed);
+        GaugeGuard(gauge)
+    }
+}
+
+impl Drop for GaugeGuard<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+fn kib(bytes: u64) -> u64 {
+    bytes.div_ceil(1024)
+}
+
+impl Admission {
+    /// Gates for `names`; `governed` adds the server-wide gate for that policy's claim.
+    pub(crate) fn new<'n>(
+        names: impl IntoIterator<Item = &'n str>,
+        gates: &Gates,
+        governed: Option<GovernedClaim>,
+        metrics: Arc<Metrics>,
+    ) -> Admission {
+        let capabilities = names
+            .into_iter()
+            .map(|name| {
+                let gate = CapabilityGate {
+                    running: Semaphore::new(gates.concurrency.max(1)),
+                    waiting: AtomicUsize::new(0),
+                };
+                (name.to_string(), gate)
+            })
+            .collect();
+        let server = governed.map(|claim| {
+            let budget_kib = kib(gates.memory_bytes).min(Semaphore::MAX_PERMITS as u64);
+            let claim_bytes = claim.memory_bytes.unwrap_or(0);
+            let over_capacity = kib(claim_bytes) > budget_kib;
+            ServerGate {
+                workers: Semaphore::new(gates.workers.clamp(1, Semaphore::MAX_PERMITS)),
+                memory_kib: Semaphore::new(usize::try_from(budget_kib).unwrap_or(0)),
+                claim_kib: u32::try_from(kib(claim_bytes)).unwrap_or(u32::MAX),
+                claim_bytes,
+                over_capacity,
+            }
+        });
+        Admission {
+            capabilities,
+            server,
+            queue: gates.queue,
+            retry_after: gates.retry_after,
+            metrics,
+        }
+    }
+
+    /// Admit one call to `name`: at once when everything is free, else after waiting in the
+    /// capability's queue; refused when that queue is full or the call can never fit.
+    pub(crate) async fn enter(&self, name: &str) -> Result<Permit<'_>, Refused> {
+        let gate = self.capabilities.get(name).ok_or(Refused::Unknown)?;
+        if self.server.as_ref().is_some_and(|s| s.over_capacity) {
+            return Err(Refused::OverCapacity);
+        }
+        // Fast path: nothing to wait for.
+        if let Ok(capability) = gate.running.try_acquire() {
+            match self.try_server() {
+                Some(server) => {
+                    return Ok(Permit {
+                        _capability: capability,
+                        _server: server,
+                    });
+                }
+                None => {
+                    let _slot = self.queue_slot(gate)?;
+                    let server = self.server_permit().await?;
+                    return Ok(Permit {
+                        _capability: capability,
+                        _server: server,
+                    });
+                }
+            }
+        }
+        let _slot = self.queue_slot(gate)?;
+        let capability = gate.running.acquire().await.map_err(|_| self.busy())?;
+        let server = self.server_permit().await?;
+        Ok(Permit {
+            _capability: capability,
+            _server: server,
+        })
+    }
+
+    fn busy(&self) -> Refused {
+        Refused::Busy {
+            retry_after: self.retry_after,
+        }
+    }
+
+    fn queue_slot<'a>(&'a self, gate: &'a CapabilityGate) -> Result<QueueSlot<'a>, Refused> {
+        if gate.waiting.fetch_add(1, Ordering::AcqRel) >= self.queue {
+            gate.waiting.fetch_sub(1, Ordering::AcqRel);
+            return Err(self.busy());
+        }
+        self.metrics.queued.fetch_add(1, Ordering::Relaxed);
+        Ok(QueueSlot {
+            waiting: &gate.waiting,
+            gauge: &self.metrics.queued,
+        })
+    }
+
+    /// The server-wide permit without waiting: `Some(None)` when there is no server gate,
+    /// `None` when it is full.
+    fn try_server(&self) -> Option<Option<ServerPermit<'_>>> {
+        let Some(server) = &self.server else {
+            return Some(None);
+        };
+        let worker = server.workers.try_acquire().ok()?;
+        let memory = match server.claim_kib {
+            0 => None,
+            n => Some(server.memory_kib.try_acquire_many(n).ok()?),
+        };
+        Some(Some(self.server_permit_from(server, worker, memory)))
+    }
+
+    async fn server_permit(&self) -> Result<Option<ServerPermit<'_>>, Refused> {
+        let Some(server) = &self.server else {
+            return Ok(None);
+        };
+        let worker = server.workers.acquire().await.map_err(|_| self.busy())?;
+        let memory = match server.claim_kib {
+            0 => None,
+            n => Some(
+                server
+                    .memory_kib
+                    .acquire_many(n)
+                    .await
+                    .map_err(|_| self.busy())?,
+            ),
+        };
+        Ok(Some(self.server_permit_from(server, worker, memory)))
+    }
+
+    fn server_permit_from<'a>(
+        &'a self,
+        server: &'a ServerGate,
+        worker: SemaphorePermit<'a>,
+        memory: Option<SemaphorePermit<'a>>,
+    ) -> ServerPermit<'a> {
+        let memory_bytes = i64::try_from(server.claim_bytes).unwrap_or(i64::MAX);
+        self.metrics
+            .governed_workers
+            .fetch_add(1, Ordering::Relaxed);
+        self.metrics
+            .governed_memory
+            .fetch_add(memory_bytes, Ordering::Relaxed);
+        ServerPermit {
+            _worker: worker,
+            _memory: memory,
+            memory_bytes,
+            metrics: &self.metrics,
+        }
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    fn admission(gates: Gates, governed: Option<GovernedClaim>) -> Admission {
+        let metrics = Arc::new(Metrics::new(vec!["f".into(), "g".into()]));
+        Admission::new(["f", "g"], &gates, governed, metrics)
+    }
+
+    fn gates(concurrency: usize, queue: usize, workers: usize, memory_bytes: u64) -> Gates {
+        Gates {
+            concurrency,
+            queue,
+            retry_after: Duration::from_secs(1),
+            workers,
+            memory_bytes,
+        }
+    }
+
+    #[tokio::test]
+    async fn abandoned_waiters_give_their_queue_slot_back() {
+        let a = admission(gates(1, 2, 8, 1 << 30), None);
+        let running = a.enter("f").await.unwrap();
+        for _ in 0..5 {
+            // Two waiters start, and are dropped mid-wait (a client hanging up).
+            let w1 = a.enter("f");
+            let w2 = a.enter("f");
+            let polled =
+                tokio::time::timeout(Duration::from_millis(10), async { tokio::join!(w1, w2) })
+                    .await;
+            assert!(polled.is_err(), "waiters must still be waiting");
+            assert_eq!(a.metrics.queued.load(Ordering::Relaxed), 0);
+        }
+        // The queue is empty again: two more can wait, the third is refused.
+        let w1 = async { a.enter("f").await.is_ok() };
+        let w2 = async { a.enter("f").await.is_ok() };
+        let mut both = Box::pin(async { tokio::join!(w1, w2) });
+        assert!(futures_poll_once(&mut both).await.is_none());
+        assert!(matches!(a.enter("f").await, Err(Refused::Busy { .. })));
+        drop(running);
+        assert_eq!(both.await, (true, true));
+    }
+
+    async fn futures_poll_once<F: std::future::Future + Unpin>(f: &mut F) -> Option<F::Output> {
+        tokio::time::timeout(Duration::from_millis(10), f)
+            .await
+            .ok()
+    }
+
+    #[tokio::test]
+    async fn server_cap_spans_capabilities_and_counts_memory() {
+        // Workers cap 8, but memory fits only two 300 MiB workers in 700 MiB.
+        let claim = GovernedClaim {
+            memory_bytes: Some(300 << 20),
+        };
+        let a = admission(gates(8, 0, 8, 700 << 20), Some(claim));
+        let first = a.enter("f").await.unwrap();
+        let second = a.enter("g").await.unwrap();
+        assert_eq!(a.metrics.governed_workers.load(Ordering::Relaxed), 2);
+        assert_eq!(a.metrics.governed_memory.load(Ordering::Relaxed), 600 << 20);
+        // No queue: the third is refused at once, on either capability.
+        assert!(matches!(a.enter("f").await, Err(Refused::Busy { .. })));
+        assert!(matches!(a.enter("g").await, Err(Refused::Busy { .. })));
+        drop(first);
+        let third = a.enter("g").await.unwrap();
+        drop((second, third));
+        assert_eq!(a.metrics.governed_workers.load(Ordering::Relaxed), 0);
+        assert_eq!(a.metrics.governed_memory.load(Ordering::Relaxed), 0);
+    }
+
+    #[tokio::test]
+    async fn worker_cap_and_over_capacity() {
+        let unlimited = GovernedClaim { memory_bytes: None };
+        let a = admission(gates(8, 0, 1, 1 << 20), Some(unlimited));
+        let only = a.enter("f").await.unwrap();
+        assert!(matches!(a.enter("g").await, Err(Refused::Busy { .. })));
+        drop(only);
+        assert!(a.enter("g").await.is_ok());
+        let huge = GovernedClaim {
+            memory_bytes: Some(2 << 20),
+        };
+        let a = admission(gates(8, 8, 8, 1 << 20), Some(huge));
+        assert_eq!(a.enter("f").await.err(), Some(Refused::OverCapacity));
+        assert_eq!(a.enter("nope").await.err(), Some(Refused::Unknown));
+    }
+}
