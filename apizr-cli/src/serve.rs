@@ -19,7 +19,9 @@ use apizr_ir::policy_v2::PolicyV2;
 use apizr_runtime::Executable;
 use apizr_runtime::oci::RuntimeImage;
 use apizr_runtime::serve::options::{SpecOverrides, serve_blocking};
-use apizr_runtime::serve::{ExecutionMode, ServeOptions, ServeSource, ServeSpec, Transport};
+use apizr_runtime::serve::{
+    ExecutionMode, HttpLimits, ServeOptions, ServeSource, ServeSpec, Transport,
+};
 use clap::{Args, Subcommand};
 
 use crate::execute::Platform;
@@ -104,6 +106,19 @@ pub struct ServeArgs {
     /// (default: half the host's memory); a call whose own limit exceeds it gets 503
     #[arg(long, value_name = "MIB")]
     pub governed_memory_mb: Option<u64>,
+    /// HTTP: close a connection idle this long, with no request in progress [default: 30000]
+    #[arg(long, value_name = "MS", value_parser = clap::value_parser!(u64).range(1..))]
+    pub idle_timeout_ms: Option<u64>,
+    /// HTTP: a request head must arrive within this long of its first byte [default: 10000]
+    #[arg(long, value_name = "MS", value_parser = clap::value_parser!(u64).range(1..))]
+    pub header_timeout_ms: Option<u64>,
+    /// HTTP: a request body must arrive within this long of its head (else 408) [default: 30000]
+    #[arg(long, value_name = "MS", value_parser = clap::value_parser!(u64).range(1..))]
+    pub body_timeout_ms: Option<u64>,
+    /// HTTP: request bodies held at once, all connections together, in MiB (else 503)
+    /// [default: 256]
+    #[arg(long, value_name = "MIB")]
+    pub body_memory_mb: Option<u64>,
     /// MCP: serve over stdio (the default)
     #[arg(long, conflicts_with = "http")]
     pub stdio: bool,
@@ -137,9 +152,28 @@ pub fn run(command: &ServeCommand) -> anyhow::Result<ExitCode> {
             .filter(|t| !t.is_empty()),
         insecure: args.insecure,
         mcp_http: args.http,
+        http: http_limits(args),
     };
     serve_blocking(transport, spec, options).map_err(|e| anyhow!(e))?;
     Ok(ExitCode::SUCCESS)
+}
+
+fn http_limits(args: &ServeArgs) -> HttpLimits {
+    let mut limits = HttpLimits::default();
+    let ms = std::time::Duration::from_millis;
+    if let Some(n) = args.idle_timeout_ms {
+        limits.idle_timeout = ms(n);
+    }
+    if let Some(n) = args.header_timeout_ms {
+        limits.header_timeout = ms(n);
+    }
+    if let Some(n) = args.body_timeout_ms {
+        limits.body_timeout = ms(n);
+    }
+    if let Some(mib) = args.body_memory_mb {
+        limits.body_memory_bytes = mib.saturating_mul(1 << 20);
+    }
+    limits
 }
 
 /// Inspect the source and plan its contracts, or load a generated project (`--bundle`).

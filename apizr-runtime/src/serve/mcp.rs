@@ -57,8 +57,9 @@ pub async fn run_mcp(spec: ServeSpec, options: ServeOptions) -> Result<(), Serve
         token: options.token.clone(),
         stateful: false,
         any_host: !is_loopback(&options.host),
+        limits: options.http,
     };
-    http::serve_http(listener, handler, &http, shutdown_signal()).await
+    http::serve_http(listener, handler, &http, super::http::shutdown_signal()).await
 }
 
 fn is_loopback(host: &str) -> bool {
@@ -66,27 +67,4 @@ fn is_loopback(host: &str) -> bool {
         || host
             .parse::<std::net::IpAddr>()
             .is_ok_and(|ip| ip.is_loopback())
-}
-
-async fn shutdown_signal() {
-    let interrupt = tokio::signal::ctrl_c();
-    #[cfg(unix)]
-    {
-        use tokio::signal::unix::{SignalKind, signal};
-        match signal(SignalKind::terminate()) {
-            Ok(mut term) => {
-                tokio::select! {
-                    _ = interrupt => {},
-                    _ = term.recv() => {},
-                }
-            }
-            Err(_) => {
-                let _ = interrupt.await;
-            }
-        }
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = interrupt.await;
-    }
 }

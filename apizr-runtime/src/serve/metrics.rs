@@ -47,10 +47,10 @@ pub struct Metrics {
     /// The server-wide governed limits (workers, memory bytes); None in direct mode.
     governed_limits: Option<(usize, u64)>,
     /// HTTP responses by status code (REST), counted by the transport.
-    http: [AtomicU64; 6],
+    http: [AtomicU64; 9],
 }
 
-const HTTP_CODES: [u16; 6] = [200, 413, 422, 429, 500, 504];
+const HTTP_CODES: [u16; 9] = [200, 400, 408, 413, 422, 429, 500, 503, 504];
 
 impl Metrics {
     pub fn new(capabilities: Vec<String>) -> Self {

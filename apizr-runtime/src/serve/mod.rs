@@ -7,7 +7,9 @@
 //! * [`oci`] — governed v2: a fresh container per call (engine and image probed at start-up);
 //! * [`bundle`], [`decode`] — loading and verifying a generated project directory;
 //! * [`metrics`] — Prometheus counters;
-//! * [`options`] — the command line of a generated project ([`bundle_main`]);
+//! * [`options`] — the command line of a generated project ([`bundle_main`]) and the
+//!   [`HttpLimits`] of both transports;
+//! * `http` — our hyper accept loop (idle/header/body timeouts, body memory bound);
 //! * `rest` — the axum REST server; `mcp` — the MCP server.
 //!
 //! The warm pool behind direct mode lives in [`crate::pool`].
@@ -16,6 +18,8 @@ pub mod bundle;
 pub mod core;
 pub mod decode;
 mod gate;
+#[cfg(feature = "http")]
+pub mod http;
 pub mod invoker;
 #[cfg(feature = "mcp")]
 pub mod mcp;
@@ -33,4 +37,4 @@ pub use self::core::{
     CallResult, CancelGuard, CancelOnDrop, ExecutionMode, Gates, Invoker, ServeError, ServeSource,
     ServeSpec, ServedCapability,
 };
-pub use self::options::{ServeOptions, Transport, bundle_main, bundle_main_in};
+pub use self::options::{HttpLimits, ServeOptions, Transport, bundle_main, bundle_main_in};

@@ -8,8 +8,9 @@
 //! holding `capability-ir.json`, else the working directory when it holds one, else the
 //! directory given to [`bundle_main_in`]), `--host` (127.0.0.1), `--port` (8000),
 //! `--token T` / `APIZR_TOKEN`, `--insecure`, `--workers N`, `--timeout-ms N` (direct mode),
-//! `--concurrency N`, `--queue N`, `--governed-workers N`, `--governed-memory-mb MIB`, and for
-//! MCP `--stdio` (default) | `--http`.
+//! `--concurrency N`, `--queue N`, `--governed-workers N`, `--governed-memory-mb MIB`,
+//! `--idle-timeout-ms N`, `--header-timeout-ms N`, `--body-timeout-ms N`, `--body-memory-mb MIB`,
+//! and for MCP `--stdio` (default) | `--http`.
 
 use std::net::IpAddr;
 use std::path::{Path, PathBuf};
@@ -35,6 +36,8 @@ pub struct ServeOptions {
     pub insecure: bool,
     /// MCP only: serve Streamable HTTP at `/mcp` instead of stdio.
     pub mcp_http: bool,
+    /// Timeouts and the request-body memory bound of the HTTP server.
+    pub http: HttpLimits,
 }
 
 impl Default for ServeOptions {
@@ -45,6 +48,36 @@ impl Default for ServeOptions {
             token: std::env::var("APIZR_TOKEN").ok().filter(|t| !t.is_empty()),
             insecure: false,
             mcp_http: false,
+            http: HttpLimits::default(),
+        }
+    }
+}
+
+/// What one HTTP client may hold of the server, in time and memory.
+///
+/// * `idle_timeout` — a connection with no request in progress and no byte of the next one is
+///   closed after this long (from accept, or from the end of the previous response);
+/// * `header_timeout` — from the first byte of a request head to its end; past it the
+///   connection is closed;
+/// * `body_timeout` — from the end of the head to the end of the body; past it the answer is
+///   408 and the connection is closed;
+/// * `body_memory_bytes` — the request bodies held at once, all connections together; a body
+///   that does not fit is answered 503 with `Retry-After`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HttpLimits {
+    pub idle_timeout: Duration,
+    pub header_timeout: Duration,
+    pub body_timeout: Duration,
+    pub body_memory_bytes: u64,
+}
+
+impl Default for HttpLimits {
+    fn default() -> Self {
+        HttpLimits {
+            idle_timeout: Duration::from_secs(30),
+            header_timeout: Duration::from_secs(10),
+            body_timeout: Duration::from_secs(30),
+            body_memory_bytes: 256 << 20,
         }
     }
 }
@@ -115,6 +148,15 @@ fn value<T: std::str::FromStr>(
         .ok_or_else(|| format!("{flag} needs a valid value"))
 }
 
+/// A positive duration in milliseconds (a zero timeout would close every connection).
+fn millis(args: &mut impl Iterator<Item = String>, flag: &str) -> Result<Duration, String> {
+    let ms: u64 = value(args, flag)?;
+    if ms == 0 {
+        return Err(format!("{flag} must be at least 1"));
+    }
+    Ok(Duration::from_millis(ms))
+}
+
 fn parse(args: impl IntoIterator<Item = String>) -> Result<Parsed, String> {
     let mut parsed = Parsed {
         bundle: std::env::var_os("APIZR_BUNDLE").map(PathBuf::from),
@@ -147,6 +189,19 @@ fn parse(args: impl IntoIterator<Item = String>) -> Result<Parsed, String> {
                 parsed.overrides.governed_memory_mb =
                     Some(value(&mut rest, "--governed-memory-mb")?)
             }
+            "--idle-timeout-ms" => {
+                parsed.options.http.idle_timeout = millis(&mut rest, "--idle-timeout-ms")?
+            }
+            "--header-timeout-ms" => {
+                parsed.options.http.header_timeout = millis(&mut rest, "--header-timeout-ms")?
+            }
+            "--body-timeout-ms" => {
+                parsed.options.http.body_timeout = millis(&mut rest, "--body-timeout-ms")?
+            }
+            "--body-memory-mb" => {
+                let mib: u64 = value(&mut rest, "--body-memory-mb")?;
+                parsed.options.http.body_memory_bytes = mib.saturating_mul(1 << 20);
+            }
             "--stdio" => parsed.options.mcp_http = false,
             "--http" => parsed.options.mcp_http = true,
             "-h" | "--help" => return Err(String::new()),
@@ -158,7 +213,8 @@ fn parse(args: impl IntoIterator<Item = String>) -> Result<Parsed, String> {
 
 const USAGE: &str = "usage: [--bundle DIR] [--host H] [--port P] [--token T] [--insecure] \
 [--workers N] [--timeout-ms N] [--concurrency N] [--queue N] [--governed-workers N] \
-[--governed-memory-mb MIB] [--stdio|--http]";
+[--governed-memory-mb MIB] [--idle-timeout-ms N] [--header-timeout-ms N] [--body-timeout-ms N] \
+[--body-memory-mb MIB] [--stdio|--http]";
 
 /// The nearest ancestor of the running binary holding `capability-ir.json`, else the working
 /// directory when it holds one.
@@ -287,6 +343,13 @@ mod tests {
             "--governed-workers=3",
             "--governed-memory-mb",
             "512",
+            "--idle-timeout-ms=1500",
+            "--header-timeout-ms",
+            "2000",
+            "--body-timeout-ms",
+            "2500",
+            "--body-memory-mb",
+            "3",
             "--http",
         ]))
         .unwrap();
@@ -304,6 +367,15 @@ mod tests {
             (p.overrides.governed_workers, p.overrides.governed_memory_mb),
             (Some(3), Some(512))
         );
+        assert_eq!(
+            p.options.http,
+            HttpLimits {
+                idle_timeout: Duration::from_millis(1500),
+                header_timeout: Duration::from_millis(2000),
+                body_timeout: Duration::from_millis(2500),
+                body_memory_bytes: 3 << 20,
+            }
+        );
     }
 
     #[test]
@@ -311,6 +383,7 @@ mod tests {
         assert!(parse(args(&["--port", "http"])).is_err());
         assert!(parse(args(&["--port"])).is_err());
         assert!(parse(args(&["--frobnicate"])).is_err());
+        assert!(parse(args(&["--idle-timeout-ms", "0"])).is_err());
         assert_eq!(parse(args(&["--help"])).err(), Some(String::new()));
     }
 }

@@ -7,12 +7,14 @@
 //! | `GET /readyz` | 200 once the workers / governed runtime are ready, 503 before |
 //! | `GET /metrics` | Prometheus text |
 //! | `GET /openapi.json`, `GET /docs` | the document; a self-contained try-it page |
-//! | `POST /capabilities/<name>` | 200 value · 422 detail · 429 + Retry-After · 413 · 500 · 503 · 504 |
+//! | `POST /capabilities/<name>` | 200 value · 422 detail · 429 + Retry-After · 400 · 408 · 413 · 500 · 503 · 504 |
 //!
 //! The listener is bound before the workers start so probes can watch start-up. With a token
-//! every route but `/health` and `/readyz` needs `Authorization: Bearer <token>` (compared in
-//! constant time). A client that disconnects mid-call drops the handler future, which kills
-//! the pool worker running the call.
+//! every route but `/health` and `/readyz` (so `/docs` too) needs `Authorization: Bearer
+//! <token>` (compared in constant time). A client that disconnects mid-call drops the handler
+//! future, which kills the pool worker running the call and releases its gate slots. Bodies
+//! are read by `serve::http::read_body`: 413 past 64 MiB, 408 past the body timeout, 400 for
+//! broken framing (bad chunked encoding), 503 when the server-wide body budget is spent.
 
 use std::sync::{Arc, OnceLock};
 
@@ -24,7 +26,8 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 
 use super::core::{CallResult, CancelOnDrop, Invoker, MAX_BODY_BYTES, ServeError, ServeSpec};
-use super::options::ServeOptions;
+use super::http::{BodyBudget, BodyError, read_body};
+use super::options::{HttpLimits, ServeOptions};
 use crate::pool::SetResults;
 
 struct AppState {
@@ -32,6 +35,8 @@ struct AppState {
     openapi: Vec<u8>,
     token: Option<String>,
     startup_error: OnceLock<String>,
+    limits: HttpLimits,
+    budget: BodyBudget,
 }
 
 type Shared = Arc<AppState>;
@@ -115,7 +120,10 @@ async fn openapi(State(state): State<Shared>, headers: HeaderMap) -> Response {
     json(StatusCode::OK, state.openapi.clone())
 }
 
-async fn docs() -> Response {
+async fn docs(State(state): State<Shared>, headers: HeaderMap) -> Response {
+    if !authorized(&state, &headers) {
+        return unauthorized();
+    }
     let mut r = (StatusCode::OK, super::rest_docs::DOCS_HTML).into_response();
     r.headers_mut().insert(
         header::CONTENT_TYPE,
@@ -139,19 +147,21 @@ async fn call(
     if invoker.spec().capability(&name).is_none() {
         return detail(StatusCode::NOT_FOUND, "Not Found");
     }
-    let declared = headers
-        .get(header::CONTENT_LENGTH)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.parse::<u64>().ok());
-    let too_long = declared.is_some_and(|n| n > MAX_BODY_BYTES as u64);
-    let read = if too_long {
-        None
-    } else {
-        axum::body::to_bytes(body, MAX_BODY_BYTES).await.ok()
-    };
-    let Some(bytes) = read else {
-        invoker.metrics.http_status(413);
-        return detail(StatusCode::PAYLOAD_TOO_LARGE, super::core::ADMISSION_DETAIL);
+    let read = read_body(
+        body,
+        &headers,
+        MAX_BODY_BYTES,
+        state.limits.body_timeout,
+        &state.budget,
+    )
+    .await;
+    let (bytes, _lease) = match read {
+        Ok(read) => read,
+        Err(e) => {
+            let response = body_error(e, invoker);
+            invoker.metrics.http_status(response.status().as_u16());
+            return response;
+        }
     };
     let (result, raw) = invoker
         .call_json(&name, &bytes, CancelOnDrop::never())
@@ -186,6 +196,27 @@ async fn call(
         CallResult::Failed(_) => detail(StatusCode::INTERNAL_SERVER_ERROR, "Internal server error"),
     };
     invoker.metrics.http_status(response.status().as_u16());
+    response
+}
+
+fn body_error(error: BodyError, invoker: &Invoker) -> Response {
+    let mut response = match error {
+        BodyError::TooLarge => detail(StatusCode::PAYLOAD_TOO_LARGE, super::core::ADMISSION_DETAIL),
+        BodyError::Timeout => detail(StatusCode::REQUEST_TIMEOUT, "Request body timed out"),
+        BodyError::Malformed => detail(StatusCode::BAD_REQUEST, "Malformed request body"),
+        BodyError::Budget => {
+            let mut r = detail(StatusCode::SERVICE_UNAVAILABLE, "Server busy");
+            let retry = invoker.spec().gates.retry_after.as_secs().max(1);
+            if let Ok(v) = HeaderValue::from_str(&retry.to_string()) {
+                r.headers_mut().insert(header::RETRY_AFTER, v);
+            }
+            r
+        }
+    };
+    // The rest of an unread body cannot be skipped safely: end the connection.
+    response
+        .headers_mut()
+        .insert(header::CONNECTION, HeaderValue::from_static("close"));
     response
 }
 
@@ -241,6 +272,8 @@ pub async fn run_rest_on(
         openapi,
         token: options.token.clone(),
         startup_error: OnceLock::new(),
+        limits: options.http,
+        budget: BodyBudget::new(options.http.body_memory_bytes),
     });
     let starter = state.clone();
     tokio::spawn(async move {
@@ -254,33 +287,14 @@ pub async fn run_rest_on(
             }
         }
     });
-    axum::serve(listener, router(state))
-        .with_graceful_shutdown(shutdown_signal())
-        .await
-        .map_err(|e| ServeError::Usage(format!("server: {e}")))
-}
-
-async fn shutdown_signal() {
-    let interrupt = tokio::signal::ctrl_c();
-    #[cfg(unix)]
-    {
-        let mut term =
-            match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-                Ok(s) => s,
-                Err(_) => {
-                    let _ = interrupt.await;
-                    return;
-                }
-            };
-        tokio::select! {
-            _ = interrupt => {},
-            _ = term.recv() => {},
-        }
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = interrupt.await;
-    }
+    super::http::serve(
+        listener,
+        router(state),
+        options.http,
+        super::http::shutdown_signal(),
+    )
+    .await
+    .map_err(|e| ServeError::Usage(format!("server: {e}")))
 }
 
 #[cfg(test)]

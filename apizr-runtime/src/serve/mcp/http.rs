@@ -2,7 +2,8 @@
 //!
 //! Why an axum layer around rmcp: the reference admits HTTP bodies before the SDK sees them
 //! (4 MiB -> 413, JSON preflight -> 422 with the generic admission body, contract 8.3/8.6), and
-//! our servers add an optional bearer token. rmcp runs stateless by default (no
+//! our servers add an optional bearer token, the body timeout (408), malformed framing (400)
+//! and the server-wide body budget (503) of `serve::http`. rmcp runs stateless by default (no
 //! `mcp-session-id`; every POST is answered on its own), with `--stateful` sessions on request.
 
 use std::sync::Arc;
@@ -10,7 +11,7 @@ use std::time::Duration;
 
 use apizr_ir::admission::{parse_permissive, preflight};
 use axum::Router;
-use axum::body::{Body, to_bytes};
+use axum::body::Body;
 use axum::extract::{Request, State};
 use axum::http::{HeaderValue, Method, StatusCode, header};
 use axum::middleware::{Next, from_fn_with_state};
@@ -21,6 +22,8 @@ use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, Stream
 use super::handler::McpHandler;
 use super::rewrite::rewrite;
 use crate::serve::core::{ADMISSION_DETAIL, ServeError};
+use crate::serve::http::{BodyBudget, BodyError, read_body};
+use crate::serve::options::HttpLimits;
 
 /// Largest MCP HTTP body (contract 8.6).
 pub const MAX_HTTP_BODY: usize = 4 * 1024 * 1024;
@@ -35,6 +38,14 @@ pub struct HttpOptions {
     /// Accept any `Host` header (non-loopback binds; the token protects them). Loopback binds
     /// keep rmcp's DNS-rebinding protection (loopback host names only).
     pub any_host: bool,
+    /// Timeouts and the request-body memory bound.
+    pub limits: HttpLimits,
+}
+
+struct Admission {
+    token: Option<String>,
+    limits: HttpLimits,
+    budget: BodyBudget,
 }
 
 fn detail(status: StatusCode, text: &str) -> Response {
@@ -55,12 +66,8 @@ fn same(a: &[u8], b: &[u8]) -> bool {
 }
 
 /// Token check, then body admission for POSTs; the admitted body is passed on unchanged.
-async fn admission(
-    State(token): State<Arc<Option<String>>>,
-    request: Request,
-    next: Next,
-) -> Response {
-    if let Some(token) = token.as_deref() {
+async fn admission(State(state): State<Arc<Admission>>, request: Request, next: Next) -> Response {
+    if let Some(token) = state.token.as_deref() {
         let ok = request
             .headers()
             .get(header::AUTHORIZATION)
@@ -77,8 +84,18 @@ async fn admission(
         return next.run(request).await;
     }
     let (parts, body) = request.into_parts();
-    let Ok(bytes) = to_bytes(body, MAX_HTTP_BODY).await else {
-        return detail(StatusCode::PAYLOAD_TOO_LARGE, ADMISSION_DETAIL);
+    let read = read_body(
+        body,
+        &parts.headers,
+        MAX_HTTP_BODY,
+        state.limits.body_timeout,
+        &state.budget,
+    )
+    .await;
+    // Held until rmcp has answered (the bytes live that long).
+    let (bytes, _lease) = match read {
+        Ok(read) => read,
+        Err(e) => return body_error(e),
     };
     if std::str::from_utf8(&bytes).is_err() || preflight(&bytes, MAX_HTTP_BODY as u64).is_err() {
         return detail(StatusCode::UNPROCESSABLE_ENTITY, ADMISSION_DETAIL);
@@ -94,6 +111,24 @@ async fn admission(
         .insert(header::CONTENT_LENGTH, HeaderValue::from(body.len()));
     let body = Body::from(body);
     next.run(Request::from_parts(parts, body)).await
+}
+
+fn body_error(error: BodyError) -> Response {
+    let mut response = match error {
+        BodyError::TooLarge => detail(StatusCode::PAYLOAD_TOO_LARGE, ADMISSION_DETAIL),
+        BodyError::Timeout => detail(StatusCode::REQUEST_TIMEOUT, "Request body timed out"),
+        BodyError::Malformed => detail(StatusCode::BAD_REQUEST, "Malformed request body"),
+        BodyError::Budget => {
+            let mut r = detail(StatusCode::SERVICE_UNAVAILABLE, "Server busy");
+            r.headers_mut()
+                .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+            r
+        }
+    };
+    response
+        .headers_mut()
+        .insert(header::CONNECTION, HeaderValue::from_static("close"));
+    response
 }
 
 /// The router: `/mcp` and nothing else (other paths 404).
@@ -113,7 +148,11 @@ pub fn router(handler: McpHandler, options: &HttpOptions) -> Router {
     Router::new()
         .nest_service("/mcp", service)
         .layer(from_fn_with_state(
-            Arc::new(options.token.clone()),
+            Arc::new(Admission {
+                token: options.token.clone(),
+                limits: options.limits,
+                budget: BodyBudget::new(options.limits.body_memory_bytes),
+            }),
             admission,
         ))
 }
@@ -125,8 +164,7 @@ pub async fn serve_http(
     options: &HttpOptions,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> Result<(), ServeError> {
-    axum::serve(listener, router(handler, options))
-        .with_graceful_shutdown(shutdown)
+    crate::serve::http::serve(listener, router(handler, options), options.limits, shutdown)
         .await
         .map_err(|e| ServeError::Usage(format!("mcp http server: {e}")))
 }
