@@ -164,11 +164,16 @@ fn raw_stdio_lines() {
     // Python decoding semantics: NaN is invalid input, big integers stay exact.
     send(br#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"add","arguments":{"a":NaN}}}"#);
     send(br#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"add","arguments":{"a":123456789012345678901234567890}}}"#);
+    // Arguments that are not an object: invalid params, as the Python SDK answers.
+    send(br#"{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"add","arguments":[1]}}"#);
+    send(br#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"add","arguments":"a=1"}}"#);
     drop(stdin);
     let mut replies = Vec::new();
+    let mut raw = Vec::new();
     let mut line = String::new();
     while stdout.read_line(&mut line).unwrap() > 0 {
         replies.push(serde_json::from_str::<Value>(&line).unwrap());
+        raw.push(line.clone());
         line.clear();
     }
     let _ = child.wait();
@@ -177,7 +182,15 @@ fn raw_stdio_lines() {
     let ids: Vec<_> = replies.iter().map(|r| r["id"].clone()).collect();
     assert_eq!(
         ids,
-        vec![json!(1), json!(2), json!(3), json!(4), json!(5)],
+        vec![
+            json!(1),
+            json!(2),
+            json!(3),
+            json!(4),
+            json!(5),
+            json!(6),
+            json!(7)
+        ],
         "{replies:?}"
     );
     assert_eq!(replies[0]["result"]["protocolVersion"], "2025-11-25");
@@ -204,6 +217,71 @@ fn raw_stdio_lines() {
         replies[4]["result"]["content"][0]["text"],
         r#"{"result":123456789012345678901234567892}"#
     );
+    // structuredContent carries the integer exactly too (not as a float).
+    assert!(
+        raw.iter().any(|l| l.contains(r#""id":5"#)
+            && l.contains(r#""structuredContent":{"result":123456789012345678901234567892}"#)),
+        "{raw:?}"
+    );
+    for reply in &replies[5..] {
+        assert_eq!(reply["error"]["code"], -32602, "{reply}");
+        assert_eq!(reply["error"]["message"], "Invalid request parameters");
+    }
+}
+
+/// Integers beyond 64 bits, through the official client both ways: the arguments reach the
+/// function exactly and `structuredContent` comes back exact (the client also validates it
+/// against the tool's `outputSchema`).
+#[test]
+fn official_client_gets_exact_big_integers_over_stdio() {
+    let Some(python) = client_python() else {
+        return;
+    };
+    if !mcp_built() {
+        return;
+    }
+    let out = Command::new(python)
+        .arg(client_dir().join("drive.py"))
+        .arg("--calls")
+        .arg(client_dir().join("fixtures/mcp_tools_demo.bigints.json"))
+        .args(["--stdio", "--", apizr(), "serve", "mcp"])
+        .arg(demo())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    check_big_integers(&out.stdout);
+}
+
+/// The transcript of `fixtures/mcp_tools_demo.bigints.json`, read with exact integers.
+fn check_big_integers(transcript: &[u8]) {
+    use apizr_ir::admission::parse_permissive;
+    let doc = parse_permissive(transcript).unwrap();
+    let Some(apizr_ir::Value::Array(calls)) = doc.get("calls") else {
+        panic!("no calls in {}", String::from_utf8_lossy(transcript));
+    };
+    let want = [
+        r#"{"result":123456789012345678901234567891}"#,
+        r#"{"result":-18446744073709551617}"#,
+        r#"{"result":[9007199254740993,9007199254740994]}"#,
+        r#"{"n":[340282366920938463463374607431768211456,-1]}"#,
+    ];
+    assert_eq!(calls.len(), want.len());
+    for (call, want) in calls.iter().zip(want) {
+        let result = call.get("result").unwrap();
+        let structured = result.get("structuredContent").unwrap();
+        assert_eq!(structured.canonical_string().unwrap(), want, "{call:?}");
+        let Some(apizr_ir::Value::Array(content)) = result.get("content") else {
+            panic!("{call:?}");
+        };
+        assert_eq!(
+            content[0].get("text"),
+            Some(&apizr_ir::Value::Str(want.into()))
+        );
+    }
 }
 
 #[test]

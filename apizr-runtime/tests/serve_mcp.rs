@@ -371,6 +371,94 @@ async fn http_admission_and_token() {
     let _ = stop.send(());
 }
 
+/// Integers beyond 64 bits through the official client over HTTP: exact arguments, exact
+/// `structuredContent` (the client validates it against `outputSchema`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn official_client_gets_exact_big_integers_over_http() {
+    let Some(python) = client_python() else {
+        return;
+    };
+    let (addr, stop) = start_http(HttpOptions::default()).await;
+    let calls = client_dir().join("fixtures/mcp_tools_demo.bigints.json");
+    let transcript = tokio::task::spawn_blocking(move || {
+        let out = std::process::Command::new(python)
+            .arg(client_dir().join("drive.py"))
+            .args(["--http", &format!("http://{addr}/mcp"), "--calls"])
+            .arg(calls)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        out.stdout
+    })
+    .await
+    .unwrap();
+    let doc = parse_permissive(&transcript).unwrap();
+    let Some(Value::Array(calls)) = doc.get("calls") else {
+        panic!("{}", String::from_utf8_lossy(&transcript));
+    };
+    let want = [
+        r#"{"result":123456789012345678901234567891}"#,
+        r#"{"result":-18446744073709551617}"#,
+        r#"{"result":[9007199254740993,9007199254740994]}"#,
+        r#"{"n":[340282366920938463463374607431768211456,-1]}"#,
+    ];
+    assert_eq!(calls.len(), want.len());
+    for (call, want) in calls.iter().zip(want) {
+        let structured = call.get("result").and_then(|r| r.get("structuredContent"));
+        assert_eq!(
+            structured.map(|v| v.canonical_string().unwrap()).as_deref(),
+            Some(want),
+            "{call:?}"
+        );
+    }
+    let _ = stop.send(());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn non_object_arguments_and_broken_framing() {
+    let (addr, stop) = start_http(HttpOptions::default()).await;
+    let results = tokio::task::spawn_blocking(move || {
+        let call = |arguments: &str| {
+            let body = format!(
+                r#"{{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{{"name":"add","arguments":{arguments}}}}}"#
+            );
+            post(&addr, body.as_bytes(), "MCP-Protocol-Version: 2025-11-25\r\n")
+        };
+        let list = call("[1]");
+        let text = call("\"a\"");
+        let number = call("3");
+        // Bad chunked framing is 400 (not 413).
+        let mut stream = std::net::TcpStream::connect(&addr).unwrap();
+        stream
+            .write_all(
+                b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n\
+                  Transfer-Encoding: chunked\r\n\r\nzz\r\n{}\r\n0\r\n\r\n",
+            )
+            .unwrap();
+        let mut response = Vec::new();
+        let _ = stream.read_to_end(&mut response);
+        (list, text, number, String::from_utf8_lossy(&response).into_owned())
+    })
+    .await
+    .unwrap();
+    let (list, text, number, chunked) = results;
+    for (status, body) in [list, text, number] {
+        assert_eq!(status, 200, "{body}");
+        assert!(body.contains(r#""code":-32602"#), "{body}");
+        assert!(body.contains("Invalid request parameters"), "{body}");
+    }
+    assert!(chunked.starts_with("HTTP/1.1 400"), "{chunked}");
+    assert!(
+        chunked.ends_with(r#"{"detail":"Malformed request body"}"#),
+        "{chunked}"
+    );
+    let _ = stop.send(());
+}
+
 #[test]
 fn handler_is_shareable() {
     fn assert_send_sync<T: Send + Sync + Clone>() {}

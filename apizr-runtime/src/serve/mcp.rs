@@ -4,12 +4,14 @@
 //! * [`tools`] — the reference's tool naming rule, `mcp-tools.json`, our `outputSchema`;
 //! * [`handler`] — the rmcp `ServerHandler` and the result/error mapping of contract 8.3-8.5;
 //! * [`rewrite`] — `tools/call` arguments carried past rmcp exactly (big integers, `NaN`);
+//! * [`exact`] — integers beyond 64 bits in `structuredContent`, restored on the way out;
 //! * [`stdio`] — line admission in front of rmcp's stdio transport;
 //! * [`http`] — the axum router with body admission and the optional bearer token.
 //!
 //! Protocol: rmcp 3.11 negotiates `2025-11-25` for `initialize`-based clients (as the
 //! reference did with its SDK) and also serves the session-less `2026-07-28` revision.
 
+pub mod exact;
 pub mod handler;
 pub mod http;
 pub mod rewrite;

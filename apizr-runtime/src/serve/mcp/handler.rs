@@ -16,7 +16,8 @@ use rmcp::model::{
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 
-use super::rewrite::RAW_ARGUMENTS_META;
+use super::exact;
+use super::rewrite::{NOT_AN_OBJECT_META, RAW_ARGUMENTS_META};
 use super::tools::{ToolSet, ToolSpec, structured_result};
 use crate::serve::core::{CallResult, CancelOnDrop, Invoker};
 
@@ -31,6 +32,8 @@ pub const INVALID_ARGUMENTS: &str = "Invalid tool arguments";
 pub const EXECUTION_FAILED: &str = "Tool execution failed";
 pub const TIMED_OUT: &str = "Tool execution timed out";
 pub const RESOURCE_LIMIT: &str = "Tool execution resource limit exceeded";
+/// JSON-RPC `-32602` message for `arguments` that are not an object (the Python SDK's text).
+pub const INVALID_PARAMS: &str = "Invalid request parameters";
 /// Our own (the reference has no admission queue): the per-tool queue is full.
 pub const BUSY: &str = "Tool busy; retry later";
 /// Our own: the call's memory limit exceeds the server's governed memory budget.
@@ -92,12 +95,13 @@ pub fn error_result(text: &str) -> CallToolResult {
     CallToolResult::error(vec![ContentBlock::text(text)])
 }
 
-/// Map a core [`CallResult`] to the MCP tool result.
+/// Map a core [`CallResult`] to the MCP tool result. Integers beyond 64 bits in
+/// `structuredContent` are markers that the transports restore ([`exact`]).
 pub fn tool_result(result: CallResult) -> CallToolResult {
     match result {
         CallResult::Success(value) => {
             let structured = structured_result(value);
-            match (structured.canonical_string(), to_json(&structured)) {
+            match (structured.canonical_string(), exact::to_json(&structured)) {
                 (Ok(text), Some(json)) => {
                     let mut out = CallToolResult::structured(json);
                     out.content = vec![ContentBlock::text(text)];
@@ -182,11 +186,20 @@ impl ServerHandler for McpHandler {
         // A `notifications/cancelled` (or a closed HTTP stream) cancels the token; dropping
         // the call future cancels the running worker.
         // The exact arguments, when the transport carried them past serde_json (`rewrite`).
-        let raw = request
-            .meta
+        let private = |key: &str| {
+            request
+                .meta
+                .as_ref()
+                .and_then(|m| m.0.0.get(key))
+                .or_else(|| context.meta.0.0.get(key))
+                .cloned()
+        };
+        if private(NOT_AN_OBJECT_META).is_some() {
+            // As the Python SDK answers a request whose params fail validation.
+            return Err(ErrorData::invalid_params(INVALID_PARAMS, None));
+        }
+        let raw = private(RAW_ARGUMENTS_META)
             .as_ref()
-            .and_then(|m| m.0.0.get(RAW_ARGUMENTS_META))
-            .or_else(|| context.meta.0.0.get(RAW_ARGUMENTS_META))
             .and_then(|v| v.as_str())
             .map(|s| s.as_bytes().to_vec());
         let call = async {

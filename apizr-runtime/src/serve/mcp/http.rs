@@ -11,14 +11,20 @@ use std::time::Duration;
 
 use apizr_ir::admission::{parse_permissive, preflight};
 use axum::Router;
-use axum::body::Body;
+use std::borrow::Cow;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+use axum::body::{Body, Bytes, HttpBody};
 use axum::extract::{Request, State};
 use axum::http::{HeaderValue, Method, StatusCode, header};
 use axum::middleware::{Next, from_fn_with_state};
 use axum::response::{IntoResponse, Response};
+use hyper::body::Frame;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 
+use super::exact::restore;
 use super::handler::McpHandler;
 use super::rewrite::rewrite;
 use crate::serve::core::{ADMISSION_DETAIL, ServeError};
@@ -110,7 +116,87 @@ async fn admission(State(state): State<Arc<Admission>>, request: Request, next: 
         .headers
         .insert(header::CONTENT_LENGTH, HeaderValue::from(body.len()));
     let body = Body::from(body);
-    next.run(Request::from_parts(parts, body)).await
+    let response = next.run(Request::from_parts(parts, body)).await;
+    response.map(|body| Body::new(RestoredBody::new(body)))
+}
+
+/// A response body with exact integers restored ([`restore`]), line by line: complete lines
+/// go out as they arrive (SSE events end with a newline), a partial line waits for the rest.
+struct RestoredBody {
+    inner: Body,
+    carry: Vec<u8>,
+    done: bool,
+}
+
+impl RestoredBody {
+    fn new(inner: Body) -> Self {
+        RestoredBody {
+            inner,
+            carry: Vec::new(),
+            done: false,
+        }
+    }
+
+    fn restored(bytes: &[u8]) -> Bytes {
+        match std::str::from_utf8(bytes).map(restore) {
+            Ok(Cow::Owned(text)) => Bytes::from(text),
+            _ => Bytes::copy_from_slice(bytes),
+        }
+    }
+}
+
+impl HttpBody for RestoredBody {
+    type Data = Bytes;
+    type Error = axum::Error;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, axum::Error>>> {
+        loop {
+            if self.done {
+                return Poll::Ready(None);
+            }
+            match Pin::new(&mut self.inner).poll_frame(cx) {
+                Poll::Pending => return Poll::Pending,
+                Poll::Ready(None) => {
+                    self.done = true;
+                    if self.carry.is_empty() {
+                        return Poll::Ready(None);
+                    }
+                    let rest = std::mem::take(&mut self.carry);
+                    return Poll::Ready(Some(Ok(Frame::data(Self::restored(&rest)))));
+                }
+                Poll::Ready(Some(Err(e))) => return Poll::Ready(Some(Err(e))),
+                Poll::Ready(Some(Ok(frame))) => {
+                    let data = match frame.into_data() {
+                        Ok(data) => data,
+                        Err(frame) => return Poll::Ready(Some(Ok(frame))),
+                    };
+                    self.carry.extend_from_slice(&data);
+                    let Some(end) = self.carry.iter().rposition(|&b| b == b'\n') else {
+                        continue;
+                    };
+                    let rest = self.carry.split_off(end + 1);
+                    let lines = std::mem::replace(&mut self.carry, rest);
+                    return Poll::Ready(Some(Ok(Frame::data(Self::restored(&lines)))));
+                }
+            }
+        }
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.done || (self.carry.is_empty() && self.inner.is_end_stream())
+    }
+
+    /// Exact only for an empty body (restoring changes lengths), so an empty answer keeps
+    /// its `Content-Length: 0`.
+    fn size_hint(&self) -> hyper::body::SizeHint {
+        if self.carry.is_empty() && self.inner.size_hint().exact() == Some(0) {
+            return hyper::body::SizeHint::with_exact(0);
+        }
+        hyper::body::SizeHint::default()
+    }
 }
 
 fn body_error(error: BodyError) -> Response {

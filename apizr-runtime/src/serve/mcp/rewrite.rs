@@ -7,7 +7,10 @@
 //! Python semantics first, move an object `arguments` into a private `_meta` entry as
 //! canonical text (or `NaN` when it holds a non-finite number, which the invoker then rejects
 //! as invalid input), and hand rmcp `arguments: {}`. The handler prefers the private entry.
-//! Any client-supplied entry of that name is removed first, so it cannot be forged.
+//! `arguments` that are present but neither an object nor null get a private flag instead,
+//! and the handler answers JSON-RPC `-32602` (rmcp alone would fail to decode the request and
+//! answer `-32601`). Client-supplied entries of these names are removed first, so they cannot
+//! be forged.
 
 use std::collections::BTreeMap;
 
@@ -15,6 +18,9 @@ use apizr_ir::json::Value;
 
 /// Private `_meta` key holding the canonical text of the original `arguments`.
 pub const RAW_ARGUMENTS_META: &str = "sh.outerspace.apizr/raw-arguments";
+/// Private `_meta` key marking `arguments` that were present but not an object (nor null):
+/// the handler answers JSON-RPC `-32602`, as the Python SDK does.
+pub const NOT_AN_OBJECT_META: &str = "sh.outerspace.apizr/arguments-not-an-object";
 
 /// Text standing for arguments that contain a non-finite number (the invoker's admission
 /// refuses it as invalid input, like the reference).
@@ -26,25 +32,40 @@ pub fn is_jsonrpc(value: &Value) -> bool {
     matches!(value.get("jsonrpc"), Some(Value::Str(v)) if v == "2.0")
 }
 
-fn rewrite_params(params: &mut BTreeMap<String, Value>) {
+fn set_meta(params: &mut BTreeMap<String, Value>, key: &str, value: Value) {
+    let meta = params
+        .entry("_meta".to_string())
+        .or_insert_with(|| Value::Object(BTreeMap::new()));
+    if let Value::Object(meta) = meta {
+        meta.insert(key.into(), value);
+    }
+}
+
+fn strip_private(params: &mut BTreeMap<String, Value>) {
     if let Some(Value::Object(meta)) = params.get_mut("_meta") {
         meta.remove(RAW_ARGUMENTS_META);
+        meta.remove(NOT_AN_OBJECT_META);
     }
-    let Some(Value::Object(_)) = params.get("arguments") else {
-        return;
-    };
+}
+
+fn rewrite_params(params: &mut BTreeMap<String, Value>) {
+    strip_private(params);
+    match params.get("arguments") {
+        Some(Value::Object(_)) => {}
+        None | Some(Value::Null) => return,
+        Some(_) => {
+            params.insert("arguments".into(), Value::Object(BTreeMap::new()));
+            set_meta(params, NOT_AN_OBJECT_META, Value::Bool(true));
+            return;
+        }
+    }
     let Some(arguments) = params.insert("arguments".into(), Value::Object(BTreeMap::new())) else {
         return;
     };
     let text = arguments
         .canonical_string()
         .unwrap_or_else(|_| NON_FINITE.to_string());
-    let meta = params
-        .entry("_meta".to_string())
-        .or_insert_with(|| Value::Object(BTreeMap::new()));
-    if let Value::Object(meta) = meta {
-        meta.insert(RAW_ARGUMENTS_META.into(), Value::Str(text));
-    }
+    set_meta(params, RAW_ARGUMENTS_META, Value::Str(text));
 }
 
 /// Rewrite one decoded message (or a batch) for rmcp; None when it has no JSON encoding left
@@ -56,8 +77,8 @@ pub fn rewrite(mut message: Value) -> Option<String> {
             if let Some(Value::Object(params)) = map.get_mut("params") {
                 if is_call {
                     rewrite_params(params);
-                } else if let Some(Value::Object(meta)) = params.get_mut("_meta") {
-                    meta.remove(RAW_ARGUMENTS_META);
+                } else {
+                    strip_private(params);
                 }
             }
             message.canonical_string().ok()
@@ -104,11 +125,19 @@ mod tests {
             r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"add","_meta":{"sh.outerspace.apizr/raw-arguments":"{\"a\":1}"}}}"#,
         );
         assert!(!forged.contains("raw-arguments"), "{forged}");
-        // Non-object arguments are left for rmcp to refuse.
+        // Non-object arguments are flagged (the handler answers -32602); null means none.
         let list = run(
             r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"add","arguments":[1]}}"#,
         );
-        assert!(list.contains(r#""arguments":[1]"#), "{list}");
+        assert_eq!(
+            list,
+            r#"{"id":1,"jsonrpc":"2.0","method":"tools/call","params":{"_meta":{"sh.outerspace.apizr/arguments-not-an-object":true},"arguments":{},"name":"add"}}"#
+        );
+        let null = run(
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"add","arguments":null,"_meta":{"sh.outerspace.apizr/arguments-not-an-object":true}}}"#,
+        );
+        assert!(null.contains(r#""arguments":null"#), "{null}");
+        assert!(!null.contains("not-an-object"), "{null}");
     }
 
     #[test]

@@ -12,6 +12,7 @@ use rmcp::ServiceExt;
 use rmcp::transport::async_rw::AsyncRwTransport;
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader};
 
+use super::exact::restore;
 use super::handler::McpHandler;
 use super::rewrite::{is_jsonrpc, rewrite};
 use crate::serve::core::ServeError;
@@ -86,29 +87,54 @@ where
     output.shutdown().await
 }
 
+/// Copy rmcp's output lines to `output` with exact integers restored ([`restore`]).
+pub async fn restore_lines<R, W>(input: R, mut output: W) -> std::io::Result<()>
+where
+    R: AsyncRead + Unpin,
+    W: AsyncWrite + Unpin,
+{
+    let mut reader = BufReader::new(input);
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        if reader.read_until(b'\n', &mut line).await? == 0 {
+            break;
+        }
+        match std::str::from_utf8(&line) {
+            Ok(text) => output.write_all(restore(text).as_bytes()).await?,
+            Err(_) => output.write_all(&line).await?,
+        }
+        output.flush().await?;
+    }
+    output.flush().await
+}
+
 /// Serve `handler` over stdin/stdout until the client closes stdin.
 pub async fn serve_stdio(handler: McpHandler) -> Result<(), ServeError> {
     let (to_rmcp, from_filter) = tokio::io::duplex(PIPE_BYTES);
+    let (from_rmcp, to_restore) = tokio::io::duplex(PIPE_BYTES);
     // Non-blocking pipes when the client launched us (so shutdown never waits on a blocked
     // stdin read); the blocking std handles otherwise.
     let (stdin, stdout) = rmcp::transport::io::stdio_pipes();
     let filter = tokio::spawn(filter_lines(stdin, to_rmcp));
+    let output = tokio::spawn(restore_lines(to_restore, stdout));
     let (read, _unused_write) = tokio::io::split(from_filter);
     // Admitted lines are at most MAX_LINE_BYTES, so rmcp must accept them all.
-    let transport = AsyncRwTransport::<rmcp::RoleServer, _, _>::new(read, stdout)
+    let transport = AsyncRwTransport::<rmcp::RoleServer, _, _>::new(read, from_rmcp)
         .with_max_line_length(MAX_LINE_BYTES + 1);
-    let running = match handler.serve(transport).await {
-        Ok(running) => running,
-        // The client closed stdin before initializing: a normal end, not an error.
-        Err(rmcp::service::ServerInitializeError::ConnectionClosed(_)) => {
-            filter.abort();
-            return Ok(());
+    let result = match handler.serve(transport).await {
+        Ok(running) => {
+            let _ = running.waiting().await;
+            Ok(())
         }
-        Err(e) => return Err(ServeError::Usage(format!("mcp stdio: {e}"))),
+        // The client closed stdin before initializing: a normal end, not an error.
+        Err(rmcp::service::ServerInitializeError::ConnectionClosed(_)) => Ok(()),
+        Err(e) => Err(ServeError::Usage(format!("mcp stdio: {e}"))),
     };
-    let _ = running.waiting().await;
     filter.abort();
-    Ok(())
+    // rmcp's writer is gone with the service: the output copy drains what is left and ends.
+    let _ = output.await;
+    result
 }
 
 #[cfg(test)]
