@@ -10,6 +10,8 @@
 //!   call, supervisor, launcher, Linux enforcement, host probe. Its modules are also
 //!   re-exported at the crate root under their old paths (`apizr_runtime::runtime`, …).
 //! * [`audit`] — one JSON line per call.
+//! * [`owner`] — who owns a leftover (boot, pid namespace, pid, start time) and whether that
+//!   process still runs: what start-up sweeps use to never touch a live process's things.
 //! * `oci` (cargo feature `oci`, on by default) — the `oci-container` backend (policy v2)
 //!   through the Docker Engine API, and offline worker image builds.
 //! * `serve`, `pool` (cargo features `serve`/`rest`/`mcp`) — REST and MCP servers over one
@@ -21,6 +23,7 @@ pub mod json_decode;
 pub mod local;
 #[cfg(feature = "oci")]
 pub mod oci;
+pub mod owner;
 #[cfg(feature = "serve")]
 pub mod pool;
 pub mod protocol;

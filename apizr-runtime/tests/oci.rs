@@ -1,15 +1,13 @@
-//! The oci-container backend against the REAL Docker engine (contract 7.4 probes).
+//! The oci-container backend against a REAL engine (contract 7.4 probes): Docker, or Podman's
+//! compatible service when `DOCKER_HOST` names its socket (CI runs this file against both).
 //!
-//! The worker image is built once per test binary with `oci::build` from the offline base
-//! image that `scripts/ci-docker-setup` creates (`APIZR_BASE_IMAGE_TAG`, default
-//! `apizr-ci/python-base:bookworm-stdlib`). With `CI=true` a missing engine or base image is a
-//! failure; elsewhere the tests print why they skip and pass.
+//! The worker image is the one `scripts/ci-docker-setup` recorded, or built once per test
+//! binary with `oci::build` from the offline base image (see `common::oci`). With `CI=true` a
+//! missing engine or base image is a failure; elsewhere the tests print why they skip and pass.
 #![cfg(feature = "oci")]
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
-
-use std::sync::OnceLock;
 
 use apizr_runtime::CallRequest;
 use apizr_runtime::ir::json::Value;
@@ -20,57 +18,9 @@ use apizr_runtime::oci::{
     ContainerGuard, EXECUTION_LABEL, Engine, OciCall, OciConfig, OciOutcome, OciRuntime,
     RuntimeImage,
 };
-use apizr_runtime::worker::WORKER_SOURCE;
 
+use common::oci::image;
 use common::{call, call0, param, ts};
-
-fn in_ci() -> bool {
-    std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "false" && v != "0")
-}
-
-/// The worker image, or None (skip) outside CI when there is no engine or base image.
-fn image() -> Option<&'static RuntimeImage> {
-    static IMAGE: OnceLock<Result<RuntimeImage, String>> = OnceLock::new();
-    let built = IMAGE.get_or_init(|| {
-        let engine = Engine::from_env().map_err(|e| format!("no Docker engine: {e}"))?;
-        if let Some(image) = prepared_image(&engine) {
-            return Ok(image);
-        }
-        let base = std::env::var("APIZR_BASE_IMAGE_TAG")
-            .unwrap_or_else(|_| "apizr-ci/python-base:bookworm-stdlib".into());
-        let mut quiet = |_: &str| {};
-        // Tagged, so that later test processes reuse it while worker and base are unchanged.
-        let tag = Some("apizr-test/worker:current");
-        build_image(&engine, BuildSource::Base(&base), tag, &mut quiet)
-            .map_err(|e| format!("cannot build the worker image from {base}: {e}"))
-    });
-    match built {
-        Ok(image) => Some(image),
-        Err(why) if in_ci() => panic!("{why} (CI=true: container tests must not skip)"),
-        Err(why) => {
-            eprintln!("SKIPPED (no usable Docker engine, run scripts/ci-docker-setup): {why}");
-            None
-        }
-    }
-}
-
-/// The image `scripts/ci-docker-setup` built (`APIZR_WORKER_IMAGE_JSON`, default
-/// `target/apizr-ci/worker-image.json`), if it exists and carries the current worker. Saves a
-/// build per test process under nextest.
-fn prepared_image(engine: &Engine) -> Option<RuntimeImage> {
-    let path = std::env::var_os("APIZR_WORKER_IMAGE_JSON")
-        .map(std::path::PathBuf::from)
-        .unwrap_or_else(|| {
-            std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-                .join("../target/apizr-ci/worker-image.json")
-        });
-    let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(path).ok()?).ok()?;
-    let image = RuntimeImage::parse(doc["image"].as_str()?, doc["platform"].as_str()?).ok()?;
-    let inspected = engine.image_inspect(&image.image).ok()??;
-    let want = apizr_runtime::ir::Digest::sha256(WORKER_SOURCE.as_bytes()).prefixed();
-    let label = &inspected["Config"]["Labels"]["org.apizr.worker.digest"];
-    (label.as_str() == Some(want.as_str())).then_some(image)
-}
 
 fn v2(text: &str) -> PolicyV2 {
     PolicyV2::from_json(&serde_json::from_str(text).unwrap()).unwrap()
@@ -406,7 +356,8 @@ fn expired_leftovers_are_swept() {
     apizr_runtime::oci::container::create(&engine, &name, "linux/amd64", &body, deadline).unwrap();
     assert!(engine.container_exists(&name).unwrap());
     // Other tests' runtimes sweep concurrently, so only the end state is asserted.
-    apizr_runtime::oci::container::sweep_expired(&engine).unwrap();
+    let report = apizr_runtime::oci::sweep::sweep(&engine, &std::env::temp_dir());
+    assert!(report.failed.iter().all(|f| f.item != name), "{report:?}");
     let until = std::time::Instant::now() + std::time::Duration::from_secs(5);
     while engine.container_exists(&name).unwrap() && std::time::Instant::now() < until {
         std::thread::sleep(std::time::Duration::from_millis(50));

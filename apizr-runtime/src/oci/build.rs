@@ -21,6 +21,7 @@ use super::engine::{CALL_TIMEOUT, Engine, EngineError, json_ok};
 use super::http::{Body, encode_query};
 use super::image::{
     PROVIDER, Platform, RuntimeImage, SUBPROCESS_DENY_LABEL, WORKER_DIGEST_LABEL, WORKER_LABEL,
+    full_image_id,
 };
 use crate::worker::WORKER_SOURCE;
 
@@ -164,8 +165,8 @@ pub fn build_image(
     let id = committed
         .get("Id")
         .and_then(Json::as_str)
-        .ok_or_else(|| EngineError::Shape("POST /commit".into()))?
-        .to_string();
+        .map(full_image_id)
+        .ok_or_else(|| EngineError::Shape("POST /commit".into()))?;
     progress(&format!("committed {id}; smoke test"));
     if let Err(e) = smoke_test(engine, &id) {
         let path = format!("/images/{}?force=1", encode_query(&id));

@@ -1,15 +1,19 @@
 //! The per-call source bundle mounted read-only at `/bundle` (contract 7.3 step 3).
 //!
-//! `apizr-oci-<32 hex>/` (0755) holds `original` (the bytes the user passed: `.py` or
+//! `apizr-oci-<owner>.<32 hex>/` (0755) holds `original` (the bytes the user passed: `.py` or
 //! `.ipynb`) and `source/<module path>.py` (the executable), directories 0555 and files 0444.
 //! The worker does not read these files (the executable travels in the request and is
 //! digest-checked), but user code sees the same layout as under the reference, and the
-//! read-only mount is what makes "write to the bundle" fail. Removed on drop.
+//! read-only mount is what makes "write to the bundle" fail. Removed on drop; the owner part
+//! of the name (`BOOT.PIDNS.PID.START`, see [`crate::owner`]) lets a later sweep remove the
+//! bundles of killed processes and only those.
 
 use std::fs::{self, DirBuilder, OpenOptions};
 use std::io::{self, Read, Write};
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Component, Path, PathBuf};
+
+use crate::owner::Owner;
 
 /// 32 lowercase hex characters from the kernel's CSPRNG (container and bundle names).
 pub fn random_hex() -> io::Result<String> {
@@ -42,7 +46,7 @@ impl Bundle {
                 "executable path must be source/…",
             ));
         }
-        let path = root.join(format!("apizr-oci-{}", random_hex()?));
+        let path = root.join(dir_name()?);
         let text = path.to_string_lossy();
         if text.contains(',') || text.contains('\n') {
             // A mount specification cannot carry these safely (the reference refuses them too).
@@ -79,6 +83,30 @@ impl Bundle {
     }
 }
 
+/// Prefix of every bundle directory name.
+pub const DIR_PREFIX: &str = "apizr-oci-";
+
+/// `apizr-oci-<owner>.<hex>`, or `apizr-oci-<hex>` when this process cannot name itself.
+fn dir_name() -> io::Result<String> {
+    let hex = random_hex()?;
+    Ok(match Owner::current() {
+        Some(owner) => format!("{DIR_PREFIX}{}.{hex}", owner.encode().replace('/', ".")),
+        None => format!("{DIR_PREFIX}{hex}"),
+    })
+}
+
+/// The owner recorded in a bundle directory name.
+pub fn dir_owner(name: &str) -> Option<Owner> {
+    let (owner, _hex) = name.strip_prefix(DIR_PREFIX)?.rsplit_once('.')?;
+    Owner::decode(&owner.replace('.', "/"))
+}
+
+/// Remove a bundle directory (its subdirectories are read-only).
+pub fn remove_dir(path: &Path) -> io::Result<()> {
+    make_writable(path);
+    fs::remove_dir_all(path)
+}
+
 fn write_file(path: &Path, bytes: &[u8]) -> io::Result<()> {
     let mut file = OpenOptions::new()
         .write(true)
@@ -101,8 +129,7 @@ fn make_writable(dir: &Path) {
 
 impl Drop for Bundle {
     fn drop(&mut self) {
-        make_writable(&self.path);
-        let _ = fs::remove_dir_all(&self.path);
+        let _ = remove_dir(&self.path);
     }
 }
 
@@ -126,6 +153,8 @@ mod tests {
             fs::read(path.join("source/pkg/mod.py")).unwrap(),
             b"x = 1\n"
         );
+        let name = path.file_name().unwrap().to_str().unwrap();
+        assert_eq!(dir_owner(name).as_ref(), Owner::current());
         drop(bundle);
         assert!(!path.exists());
         assert!(Bundle::create(&root, b"", "../x.py", b"").is_err());

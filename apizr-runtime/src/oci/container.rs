@@ -19,12 +19,16 @@ use std::time::{Duration, Instant};
 use apizr_ir::policy_v2::PolicyV2;
 use serde_json::{Value as Json, json};
 
+use super::attest;
 use super::engine::{Engine, EngineError};
+use super::engine_kind::EngineKind;
+use super::sweep::OWNER_LABEL;
+use crate::owner::Owner;
 use crate::worker::WORKER_SOURCE;
 
 pub const EXECUTION_LABEL: (&str, &str) = ("org.apizr.execution", "oci-v1");
 /// Unix time after which a container of ours is certainly abandoned (its call's deadline plus
-/// a margin); [`sweep_expired`] removes such leftovers of killed callers.
+/// a margin); `sweep` removes such leftovers when their owner cannot be checked.
 pub const EXPIRES_LABEL: &str = "org.apizr.expires";
 const EXPIRY_MARGIN_SECS: u64 = 60;
 /// After three failed removal attempts, how long an in-progress removal may take to finish.
@@ -47,13 +51,18 @@ pub const ENTRY_PRELUDE: &str = concat!(
     "del _o, _s, _k, _n\n",
 );
 
-/// The interpreter arguments: isolated, no site, prelude + worker, then the kept names.
-pub fn worker_command(env_names: &[String]) -> Vec<String> {
+/// The uid and gid the worker runs as (the numeric half of [`CONTAINER_USER`]).
+pub const CONTAINER_UID: u32 = 65532;
+
+/// The interpreter arguments: isolated, no site, attestation + prelude + worker, then the kept
+/// names. `gvisor`: the attestation requires gVisor's kernel.
+pub fn worker_command(env_names: &[String], gvisor: bool) -> Vec<String> {
+    let attest = attest::prelude(CONTAINER_UID, gvisor);
     let mut cmd = vec![
         "-I".to_string(),
         "-S".to_string(),
         "-c".to_string(),
-        format!("{ENTRY_PRELUDE}{WORKER_SOURCE}"),
+        format!("{attest}{ENTRY_PRELUDE}{WORKER_SOURCE}"),
     ];
     cmd.extend(env_names.iter().cloned());
     cmd
@@ -72,15 +81,48 @@ pub fn allowed_env(policy: &PolicyV2) -> Vec<String> {
         .collect()
 }
 
+/// What the create body depends on besides the call: the engine and the OCI runtime.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ContainerOptions {
+    pub engine: EngineKind,
+    /// `HostConfig.Runtime` (e.g. `runsc`); `None` leaves the engine's default.
+    pub runtime: Option<String>,
+}
+
 /// The `POST /containers/create` body.
-pub fn create_body(image_id: &str, policy: &PolicyV2, bundle: &Path, env: &[String]) -> Json {
+pub fn create_body(
+    image_id: &str,
+    policy: &PolicyV2,
+    bundle: &Path,
+    env: &[String],
+    options: &ContainerOptions,
+) -> Json {
     let expires = unix_now()
         .saturating_add(policy.limits.wall_time_ms / 1000 + 1)
         .saturating_add(EXPIRY_MARGIN_SECS);
     let r = &policy.resources;
     let memory = i64::try_from(r.memory_bytes).unwrap_or(i64::MAX);
     let names: Vec<String> = policy.environment.allow.clone();
-    json!({
+    let gvisor = options
+        .runtime
+        .as_deref()
+        .is_some_and(attest::is_gvisor_runtime);
+    let mut labels =
+        json!({ EXECUTION_LABEL.0: EXECUTION_LABEL.1, EXPIRES_LABEL: expires.to_string() });
+    if let Some(owner) = Owner::current() {
+        labels[OWNER_LABEL] = json!(owner.encode());
+    }
+    let mut tmpfs = json!({
+        "/tmp": format!("rw,nosuid,nodev,noexec,size={},mode=1777", r.scratch_bytes)
+    });
+    if options.engine == EngineKind::Podman {
+        // Podman's read-only root adds unbounded writable tmpfs at /run and /var/tmp; an
+        // explicit read-only mount at the same paths takes their place.
+        for path in ["/run", "/var/tmp"] {
+            tmpfs[path] = json!(SEALED_TMPFS);
+        }
+    }
+    let mut body = json!({
         "Image": image_id,
         "User": CONTAINER_USER,
         "AttachStdin": true,
@@ -91,10 +133,10 @@ pub fn create_body(image_id: &str, policy: &PolicyV2, bundle: &Path, env: &[Stri
         "Tty": false,
         "Env": env,
         "Entrypoint": [PYTHON],
-        "Cmd": worker_command(&names),
+        "Cmd": worker_command(&names, gvisor),
         "WorkingDir": "/bundle",
         "NetworkDisabled": true,
-        "Labels": { EXECUTION_LABEL.0: EXECUTION_LABEL.1, EXPIRES_LABEL: expires.to_string() },
+        "Labels": labels,
         "Healthcheck": { "Test": ["NONE"] },
         "HostConfig": {
             "NetworkMode": "none",
@@ -111,7 +153,7 @@ pub fn create_body(image_id: &str, policy: &PolicyV2, bundle: &Path, env: &[Stri
             "CpuQuota": r.cpu_millis.saturating_mul(CPU_PERIOD / 1000),
             "PidsLimit": r.pids,
             "ShmSize": 65536,
-            "Tmpfs": { "/tmp": format!("rw,nosuid,nodev,noexec,size={},mode=1777", r.scratch_bytes) },
+            "Tmpfs": tmpfs,
             "Mounts": [{
                 "Type": "bind",
                 "Source": bundle.to_string_lossy(),
@@ -122,39 +164,21 @@ pub fn create_body(image_id: &str, policy: &PolicyV2, bundle: &Path, env: &[Stri
             "AutoRemove": false,
             "Privileged": false
         }
-    })
+    });
+    if let Some(runtime) = &options.runtime {
+        body["HostConfig"]["Runtime"] = json!(runtime);
+    }
+    body
 }
 
-fn unix_now() -> u64 {
+/// A read-only, 4 KiB tmpfs: masks a path without giving the call anything to write.
+const SEALED_TMPFS: &str = "ro,nosuid,nodev,noexec,size=4k";
+
+pub(super) fn unix_now() -> u64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_secs())
         .unwrap_or(0)
-}
-
-/// Remove containers of ours whose expiry label has passed: leftovers of callers that were
-/// killed (SIGKILL, power loss) before their guard could run. Returns how many were removed.
-pub fn sweep_expired(engine: &Engine) -> Result<usize, EngineError> {
-    let filters = json!({ "label": [format!("{}={}", EXECUTION_LABEL.0, EXECUTION_LABEL.1)] });
-    let path = format!(
-        "/containers/json?all=1&filters={}",
-        super::http::encode_query(&filters.to_string())
-    );
-    let list = engine.json("GET", &path, super::http::Body::None)?;
-    let now = unix_now();
-    let mut removed = 0;
-    for item in list.as_array().map(Vec::as_slice).unwrap_or_default() {
-        let expired = item["Labels"][EXPIRES_LABEL]
-            .as_str()
-            .and_then(|v| v.parse::<u64>().ok())
-            .is_some_and(|t| t < now);
-        if let (true, Some(id)) = (expired, item["Id"].as_str())
-            && engine.remove_container(id).is_ok()
-        {
-            removed += 1;
-        }
-    }
-    Ok(removed)
 }
 
 /// A created container that is removed when the guard is dropped (normal return, early
@@ -181,41 +205,38 @@ impl ContainerGuard {
         &self.name
     }
 
-    /// Remove now: up to three `DELETE ?force=1&v=1`, then an exact-name listing that must be
-    /// (or within 30 s become) empty. `Err` means removal could not be confirmed
-    /// (`cleanup_failed`).
+    /// Remove now (see [`remove_confirmed`], with a 30 s grace). `Err` means removal could not
+    /// be confirmed (`cleanup_failed`).
     pub fn remove(&mut self) -> Result<(), String> {
         if let Some(done) = &self.done {
             return done.clone();
         }
-        let mut last = String::new();
-        let mut outcome = Err(String::new());
-        for _ in 0..3 {
-            match self.engine.remove_container(&self.name) {
-                Ok(()) => {
-                    outcome = Ok(());
-                    break;
-                }
-                Err(e) => last = e.to_string(),
-            }
-        }
-        if outcome.is_err() {
-            // A removal the engine is still performing (a DELETE that outlived our timeout
-            // answers 409 "already in progress" on retry) counts once the name is gone.
-            let until = Instant::now() + REMOVAL_GRACE;
-            outcome = loop {
-                match self.engine.container_exists(&self.name) {
-                    Ok(false) => break Ok(()),
-                    Ok(true) if Instant::now() < until => thread::sleep(REMOVAL_POLL),
-                    Ok(true) => {
-                        break Err(format!("container {} still exists: {last}", self.name));
-                    }
-                    Err(e) => break Err(format!("{last}; listing failed: {e}")),
-                }
-            };
-        }
+        let outcome = remove_confirmed(&self.engine, &self.name, REMOVAL_GRACE);
         self.done = Some(outcome.clone());
         outcome
+    }
+}
+
+/// Up to three `DELETE ?force=1&v=1`, then a lookup that must be (or within `grace` become)
+/// empty: a removal the engine is still performing, or that another process did (a DELETE
+/// that outlived our timeout, or a concurrent sweep, answers 409 on retry), counts once the
+/// container is gone. `Err` says why removal could not be confirmed.
+pub fn remove_confirmed(engine: &Engine, name: &str, grace: Duration) -> Result<(), String> {
+    let mut last = String::new();
+    for _ in 0..3 {
+        match engine.remove_container(name) {
+            Ok(()) => return Ok(()),
+            Err(e) => last = e.to_string(),
+        }
+    }
+    let until = Instant::now() + grace;
+    loop {
+        match engine.container_exists(name) {
+            Ok(false) => return Ok(()),
+            Ok(true) if Instant::now() < until => thread::sleep(REMOVAL_POLL),
+            Ok(true) => return Err(format!("container {name} still exists: {last}")),
+            Err(e) => return Err(format!("{last}; lookup failed: {e}")),
+        }
     }
 }
 
@@ -225,21 +246,26 @@ impl Drop for ContainerGuard {
     }
 }
 
-/// `POST /containers/create?name=…&platform=…` for `body`.
+/// `POST /containers/create?name=…&platform=…` for `body`; the new container's full ID.
 pub fn create(
     engine: &Engine,
     name: &str,
     platform: &str,
     body: &Json,
     deadline: std::time::Instant,
-) -> Result<(), EngineError> {
+) -> Result<String, EngineError> {
     let path = format!(
         "/containers/create?name={}&platform={}",
         super::http::encode_query(name),
         super::http::encode_query(platform)
     );
     let resp = engine.call("POST", &path, super::http::Body::Json(body), deadline)?;
-    super::engine::json_ok(resp, "POST /containers/create").map(|_| ())
+    let created = super::engine::json_ok(resp, "POST /containers/create")?;
+    Ok(created
+        .get("Id")
+        .and_then(Json::as_str)
+        .unwrap_or_default()
+        .to_string())
 }
 
 #[cfg(test)]
@@ -254,7 +280,13 @@ mod tests {
             "environment": {"allow": ["LANG", "HOME"]}
         }))
         .unwrap();
-        let body = create_body("sha256:x", &policy, Path::new("/tmp/apizr-oci-1"), &[]);
+        let body = create_body(
+            "sha256:x",
+            &policy,
+            Path::new("/tmp/apizr-oci-1"),
+            &[],
+            &ContainerOptions::default(),
+        );
         let host = &body["HostConfig"];
         assert_eq!(host["Memory"], 67108864);
         assert_eq!(host["MemorySwap"], 67108864);
@@ -275,5 +307,23 @@ mod tests {
         assert_eq!(cmd[cmd.len() - 2], "HOME");
         assert_eq!(cmd[cmd.len() - 1], "LANG");
         assert!(cmd[3].as_str().unwrap().ends_with(WORKER_SOURCE));
+        assert!(cmd[3].as_str().unwrap().starts_with("def _apizr_attest("));
+        assert_eq!(
+            body["Labels"][OWNER_LABEL].as_str(),
+            Owner::current().map(Owner::encode).as_deref()
+        );
+        assert!(host.get("Runtime").is_none());
+        assert_eq!(host["Tmpfs"].as_object().unwrap().len(), 1);
+        // Podman: its writable /run and /var/tmp are sealed; a runtime is asked for by name.
+        let podman = ContainerOptions {
+            engine: EngineKind::Podman,
+            runtime: Some("runsc".into()),
+        };
+        let body = create_body("sha256:x", &policy, Path::new("/b"), &[], &podman);
+        assert_eq!(body["HostConfig"]["Tmpfs"]["/run"], SEALED_TMPFS);
+        assert_eq!(body["HostConfig"]["Tmpfs"]["/var/tmp"], SEALED_TMPFS);
+        assert_eq!(body["HostConfig"]["Runtime"], "runsc");
+        let cmd = body["Cmd"][3].as_str().unwrap();
+        assert!(cmd.contains("_apizr_attest(True, '65532')"), "{cmd}");
     }
 }

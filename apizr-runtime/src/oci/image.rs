@@ -110,6 +110,17 @@ pub fn is_image_id(text: &str) -> bool {
         .is_some_and(|h| h.len() == 64 && h.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')))
 }
 
+/// An image ID as engines answer it, in the `sha256:` form: Podman's `/commit` answers the
+/// bare 64 hex digits where Docker answers `sha256:…`.
+pub fn full_image_id(id: &str) -> String {
+    let bare = id.len() == 64 && id.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'));
+    if bare {
+        format!("sha256:{id}")
+    } else {
+        id.to_string()
+    }
+}
+
 /// Why a present-or-absent image cannot run the call (`runtime_image_unavailable`).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ImageError {
@@ -208,6 +219,13 @@ mod tests {
 
     #[test]
     fn only_full_ids_and_known_platforms() {
+        let hex = "a".repeat(64);
+        assert_eq!(full_image_id(&hex), format!("sha256:{hex}"));
+        assert_eq!(
+            full_image_id(&format!("sha256:{hex}")),
+            format!("sha256:{hex}")
+        );
+        assert_eq!(full_image_id("abc"), "abc");
         assert!(RuntimeImage::parse(ID, "linux/amd64").is_ok());
         for bad in [
             "python:3.11",

@@ -3,7 +3,8 @@
 //! attached stdin/stdout.
 //!
 //! * [`http`], [`engine`] — a small typed Engine API client over the unix socket
-//!   (`DOCKER_HOST`), API version negotiation down to 1.41, host capability checks.
+//!   (`DOCKER_HOST`), API version negotiation down to 1.41.
+//! * [`engine_kind`] — Docker or Podman (detected), host capability checks, rootless refusal.
 //! * [`image`] — [`RuntimeImage`] (full `sha256:` ID + platform) and the image check.
 //! * [`container`], [`bundle`], [`stream`], `run` — the container plan, the read-only source
 //!   bundle, the attached exchange, and one call with guaranteed removal.
@@ -32,17 +33,22 @@
 //! * Containers carry an expiry label; each runtime sweeps expired leftovers of killed
 //!   callers once (a guard removes them on every other path, panics included).
 
+pub mod attest;
 pub mod build;
 pub mod bundle;
 pub mod container;
 pub mod engine;
+pub mod engine_kind;
 pub mod http;
 pub mod image;
+pub mod oom;
 pub mod plan;
 pub mod pool;
 mod run;
 pub mod status;
 pub mod stream;
+pub mod sweep;
+pub mod verify;
 
 use std::path::PathBuf;
 use std::sync::OnceLock;
@@ -51,12 +57,16 @@ use std::time::{Duration, Instant};
 use apizr_ir::policy_v2::PolicyV2;
 use serde::Serialize;
 
-pub use self::container::{ContainerGuard, EXECUTION_LABEL};
-pub use self::engine::{Engine, EngineCapabilities, EngineError};
+pub use self::attest::Attestation;
+pub use self::container::{ContainerGuard, ContainerOptions, EXECUTION_LABEL};
+pub use self::engine::{Engine, EngineError};
+pub use self::engine_kind::{EngineCapabilities, EngineKind};
 pub use self::image::{ImageFacts, ImageRefError, Platform, RuntimeImage};
 pub use self::plan::ContainerPlan;
 pub use self::pool::OciPool;
 pub use self::status::{EnvelopeV2, OciStatus, RESULT_SCHEMA_V2};
+pub use self::sweep::SweepReport;
+pub use self::verify::{Refusal, Verified};
 use crate::local::seccomp;
 use crate::request::CallRequest;
 use crate::status::Status;
@@ -96,6 +106,14 @@ pub struct OciReport {
     pub oom_killed: bool,
     pub limits_hit: Vec<String>,
     pub protocol_error: Option<String>,
+    /// The controls the engine's record of the container was checked for (before start).
+    pub verified: Option<Verified>,
+    /// What the container reported about itself (before the request was read).
+    pub attestation: Option<Attestation>,
+    /// The control that did not hold: the call was refused (`backend_unavailable`).
+    pub refused: Option<Refusal>,
+    /// The start-up sweep of this runtime (leftovers of killed callers).
+    pub sweep: Option<SweepReport>,
     /// Why the call ended before or outside the worker.
     pub detail: Option<String>,
     pub stderr: String,
@@ -117,6 +135,10 @@ pub struct OciConfig {
     pub socket: Option<PathBuf>,
     /// Parent of the per-call bundles; must be visible to the engine at the same path.
     pub temp_root: PathBuf,
+    /// The OCI runtime to ask the engine for (`HostConfig.Runtime`); `runsc` (or any name
+    /// containing it) also requires gVisor's kernel inside the container. Default: the
+    /// `APIZR_OCI_RUNTIME` environment variable, else the engine's default runtime.
+    pub runtime: Option<String>,
 }
 
 impl Default for OciConfig {
@@ -124,15 +146,27 @@ impl Default for OciConfig {
         OciConfig {
             socket: None,
             temp_root: std::env::temp_dir(),
+            runtime: std::env::var("APIZR_OCI_RUNTIME")
+                .ok()
+                .filter(|r| !r.is_empty()),
         }
     }
+}
+
+/// A probed engine: the engine, its capabilities, the create options derived from them and the
+/// configuration, and what the start-up sweep did.
+#[derive(Debug)]
+pub(crate) struct Connected {
+    pair: (Engine, EngineCapabilities),
+    options: ContainerOptions,
+    sweep: SweepReport,
 }
 
 /// The container backend. The engine is connected and probed once per runtime.
 #[derive(Debug, Default)]
 pub struct OciRuntime {
     config: OciConfig,
-    engine: OnceLock<Result<(Engine, EngineCapabilities), String>>,
+    engine: OnceLock<Result<Connected, String>>,
     seccomp: OnceLock<Option<Vec<Vec<u8>>>>,
 }
 
@@ -147,6 +181,15 @@ impl OciRuntime {
 
     /// The negotiated engine and its capabilities, probed on first use.
     pub fn engine(&self) -> Result<&(Engine, EngineCapabilities), &str> {
+        self.connected().map(|c| &c.pair)
+    }
+
+    /// What the start-up sweep (run with the first engine probe) removed and failed to remove.
+    pub fn sweep_report(&self) -> Option<&SweepReport> {
+        self.connected().ok().map(|c| &c.sweep)
+    }
+
+    pub(crate) fn connected(&self) -> Result<&Connected, &str> {
         self.engine
             .get_or_init(|| {
                 let engine = match &self.config.socket {
@@ -155,9 +198,17 @@ impl OciRuntime {
                 }
                 .map_err(|e| e.to_string())?;
                 let caps = engine.capabilities().map_err(|e| e.to_string())?;
-                // Once per runtime: reclaim containers abandoned by killed callers.
-                let _ = container::sweep_expired(&engine);
-                Ok((engine, caps))
+                // Once per runtime: reclaim what killed callers left (never a live owner's).
+                let sweep = sweep::sweep(&engine, &self.config.temp_root);
+                let options = ContainerOptions {
+                    engine: engine.kind,
+                    runtime: self.config.runtime.clone(),
+                };
+                Ok(Connected {
+                    pair: (engine, caps),
+                    options,
+                    sweep,
+                })
             })
             .as_ref()
             .map_err(String::as_str)
@@ -181,8 +232,8 @@ impl OciRuntime {
         report: &mut OciReport,
     ) -> EnvelopeV2 {
         match self.precheck(&call, start, report) {
-            Ok((engine, programs)) => run::run_container(
-                engine,
+            Ok((connected, programs)) => run::run_container(
+                connected,
                 &call,
                 programs,
                 &self.config.temp_root,
@@ -201,7 +252,7 @@ impl OciRuntime {
         call: &OciCall<'_>,
         start: Instant,
         report: &mut OciReport,
-    ) -> Result<(&Engine, Option<&[Vec<u8>]>), EnvelopeV2> {
+    ) -> Result<(&Connected, Option<&[Vec<u8>]>), EnvelopeV2> {
         let fail = |s| Err(EnvelopeV2::status(s));
         let input_ok = call
             .call
@@ -216,17 +267,24 @@ impl OciRuntime {
             report.detail = Some(refusal.to_string());
             return fail(OciStatus::V1(Status::PolicyRefused));
         }
-        let (engine, caps) = match self.engine() {
-            Ok(pair) => pair,
+        let connected = match self.connected() {
+            Ok(connected) => connected,
             Err(e) => {
                 report.detail = Some(e.to_string());
                 return fail(OciStatus::BackendUnavailable);
             }
         };
+        let (engine, caps) = &connected.pair;
         report.engine = Some(caps.clone());
+        report.sweep = Some(connected.sweep.clone());
         report.timings.engine_ms = ms(start);
         if !caps.usable() {
             report.detail = Some(format!("engine lacks {}", caps.missing.join(", ")));
+            return fail(OciStatus::BackendUnavailable);
+        }
+        if let Some(refusal) = run::unknown_runtime(caps, &connected.options) {
+            report.detail = Some(refusal.to_string());
+            report.refused = Some(refusal);
             return fail(OciStatus::BackendUnavailable);
         }
         let strict = call.policy.subprocess_deny();
@@ -243,7 +301,7 @@ impl OciRuntime {
         }
         report.timings.image_ms = ms(start);
         if !strict {
-            return Ok((engine, None));
+            return Ok((connected, None));
         }
         let host_arch = match std::env::consts::ARCH {
             "x86_64" => "amd64",
@@ -258,7 +316,7 @@ impl OciRuntime {
             .seccomp
             .get_or_init(|| seccomp::subprocess_deny_programs().ok())
         {
-            Some(p) => Ok((engine, Some(p.as_slice()))),
+            Some(p) => Ok((connected, Some(p.as_slice()))),
             None => {
                 report.detail = Some("seccomp filter unavailable".into());
                 fail(OciStatus::V1(Status::PolicyRefused))

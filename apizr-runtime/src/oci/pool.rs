@@ -6,7 +6,7 @@
 //! created, attached and started ahead of time for one (image, policy, executable) key and its
 //! worker waits for its request on stdin. After a call takes one, a background thread prepares
 //! the next. Prepared containers older than [`MAX_IDLE`] are discarded (removed) instead of
-//! used, so a pooled container never outlives its expiry label (see `sweep_expired`).
+//! used, so a pooled container never outlives its expiry label (see `sweep`).
 //!
 //! Difference from the per-call path: the call's wall deadline starts when the request is
 //! written, not when the container is created (the container already exists).
@@ -88,7 +88,7 @@ impl OciPool {
         let mut report = OciReport::default();
         let envelope = match self.runtime.precheck(&call, start, &mut report) {
             Err(envelope) => envelope,
-            Ok((engine, programs)) => match run::encode_payload(&call, programs) {
+            Ok((connected, programs)) => match run::encode_payload(&call, programs) {
                 Err(envelope) => envelope,
                 Ok(payload) => {
                     let key = Key::of(&call);
@@ -99,7 +99,7 @@ impl OciPool {
                             Ok(p)
                         }
                         None => run::launch(
-                            engine,
+                            connected,
                             &call,
                             &self.runtime.config.temp_root,
                             deadline,
@@ -110,7 +110,7 @@ impl OciPool {
                         self.refill(key, &call);
                     }
                     match launched {
-                        Ok(l) => run::finish(engine, l, payload, &call, deadline, &mut report),
+                        Ok(l) => run::finish(connected, l, payload, &call, deadline, &mut report),
                         Err(envelope) => envelope,
                     }
                 }
@@ -166,7 +166,7 @@ impl OciPool {
         let image: RuntimeImage = call.image.clone();
         let original: Option<Vec<u8>> = call.original.map(<[u8]>::to_vec);
         thread::spawn(move || {
-            let Ok((engine, _)) = runtime.engine() else {
+            let Ok(connected) = runtime.connected() else {
                 return;
             };
             let call = OciCall {
@@ -178,7 +178,7 @@ impl OciPool {
             let mut scratch = OciReport::default();
             let deadline = Instant::now() + CALL_TIMEOUT;
             if let Ok(launched) = run::launch(
-                engine,
+                connected,
                 &call,
                 &runtime.config.temp_root,
                 deadline,

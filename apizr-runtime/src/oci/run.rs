@@ -1,34 +1,35 @@
 //! One call in one fresh container (contract 7.3 steps 3–7), and how the outcome is classified.
 //!
 //! Order (which status wins): input size → policy refusals → engine + host controls
-//! (`backend_unavailable`) → image (`runtime_image_unavailable`) → bundle → create → attach →
-//! start → exchange under the deadline → exit code → OOM classification (`resource_limit`) →
-//! removal (`cleanup_failed` wins over everything). The deadline covers container creation and
-//! start, like the reference. The [`ContainerGuard`] is armed before `create` is sent, so a
-//! container is removed on every path, including a panic unwinding through the caller.
+//! (`backend_unavailable`) → image (`runtime_image_unavailable`) → bundle → create → **verify**
+//! (the engine's record of every control; a mismatch is `backend_unavailable` and the container
+//! never starts) → attach → start → exchange under the deadline → **attestation** (the
+//! container's own view, checked before the worker reads its request; a failure is
+//! `backend_unavailable`) → exit code → OOM classification (`resource_limit`) → removal
+//! (`cleanup_failed` wins over everything). The deadline covers container creation and start,
+//! like the reference. The [`ContainerGuard`] is armed before `create` is sent, so a container
+//! is removed on every path, including a panic unwinding through the caller.
 
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use serde_json::Value as Json;
-
+use super::attest;
 use super::bundle::{Bundle, random_hex};
-use super::container::{self, ContainerGuard};
-use super::engine::{Engine, EngineError};
+use super::container::{self, ContainerGuard, ContainerOptions};
+use super::engine::EngineError;
+use super::engine_kind::{EngineCapabilities, EngineKind};
 use super::http::{Body, HttpError};
+use super::oom;
 use super::status::{EnvelopeV2, OciStatus};
 use super::stream;
-use super::{OciCall, OciReport};
+use super::verify::{self, Expected, Refusal};
+use super::{Connected, OciCall, OciReport};
 use crate::envelope::Envelope;
 use crate::protocol::{self, FrameError, MAX_REQUEST_BYTES, encode_frame, encode_request};
 use crate::status::Status;
 
-/// OOM classification polls the container state this long (reference: 1 s, 50 ms sleeps).
-const OOM_POLL: Duration = Duration::from_secs(1);
-const OOM_TICK: Duration = Duration::from_millis(50);
-
 pub(super) fn run_container(
-    engine: &Engine,
+    connected: &Connected,
     call: &OciCall<'_>,
     programs: Option<&[Vec<u8>]>,
     temp_root: &Path,
@@ -39,8 +40,8 @@ pub(super) fn run_container(
         Ok(p) => p,
         Err(envelope) => return envelope,
     };
-    match launch(engine, call, temp_root, deadline, report) {
-        Ok(launched) => finish(engine, launched, payload, call, deadline, report),
+    match launch(connected, call, temp_root, deadline, report) {
+        Ok(launched) => finish(connected, launched, payload, call, deadline, report),
         Err(envelope) => envelope,
     }
 }
@@ -62,19 +63,22 @@ pub(super) fn encode_payload(
 /// container is removed before its bundle directory.
 pub(super) struct Launched {
     pub guard: ContainerGuard,
+    /// The full container ID (kernel logs name it).
+    pub id: String,
     pub attached: stream::Attached,
     pub bundle: Bundle,
 }
 
-/// Bundle → create → attach → start. Every failure removes what was created.
+/// Bundle → create → verify → attach → start. Every failure removes what was created.
 pub(super) fn launch(
-    engine: &Engine,
+    connected: &Connected,
     call: &OciCall<'_>,
     temp_root: &Path,
     deadline: Instant,
     report: &mut OciReport,
 ) -> Result<Launched, EnvelopeV2> {
     let started = Instant::now();
+    let (engine, caps) = &connected.pair;
     let executable = &call.call.executable.bytes;
     let original = call.original.unwrap_or(executable);
     let bundle = Bundle::create(
@@ -97,11 +101,18 @@ pub(super) fn launch(
     // Armed before `create` is sent: a create that succeeds after our deadline is removed too.
     let mut guard = ContainerGuard::new(engine.clone(), name.clone());
     let env = container::allowed_env(call.policy);
-    let body = container::create_body(&call.image.image, call.policy, bundle.path(), &env);
+    let body = container::create_body(
+        &call.image.image,
+        call.policy,
+        bundle.path(),
+        &env,
+        &connected.options,
+    );
     let platform = call.image.platform.as_str();
-    if let Err(e) = container::create(engine, &name, platform, &body, deadline) {
+    let created = container::create(engine, &name, platform, &body, deadline);
+    if let Err(e) = &created {
         report.detail = Some(format!("create: {e}"));
-        let envelope = match e {
+        let envelope = match *e {
             EngineError::Unreachable(HttpError::Deadline) => {
                 report.limits_hit.push("wall_time".into());
                 EnvelopeV2::status(OciStatus::V1(Status::Timeout))
@@ -113,7 +124,27 @@ pub(super) fn launch(
         };
         return Err(removed_or_cleanup_failed(&mut guard, envelope, report));
     }
+    let id = created.unwrap_or_default();
     report.timings.create_ms = millis(started.elapsed());
+    // Do not take the engine's word: its record of the container, before anything runs.
+    let expected = Expected::from_create_body(&body);
+    let checked = verify::inspect(engine, &name, deadline)
+        .map_err(|e| format!("inspect: {e}"))
+        .and_then(|doc| {
+            verify::check(&doc, &expected, caps, bundle.path()).map_err(|refusal| {
+                let detail = refusal.to_string();
+                report.refused = Some(refusal);
+                detail
+            })
+        });
+    match checked {
+        Ok(verified) => report.verified = Some(verified),
+        Err(detail) => {
+            report.detail = Some(detail);
+            let envelope = EnvelopeV2::status(OciStatus::BackendUnavailable);
+            return Err(removed_or_cleanup_failed(&mut guard, envelope, report));
+        }
+    }
     let attached = match stream::attach(engine, &name, deadline) {
         Ok(a) => a,
         Err(e) => {
@@ -136,14 +167,30 @@ pub(super) fn launch(
     report.timings.start_ms = millis(started.elapsed());
     Ok(Launched {
         guard,
+        id,
         attached,
         bundle,
     })
 }
 
+/// A runtime the engine does not list (Docker answers `create` with a 400 for it). Podman
+/// lists runtimes it does not honour, which `verify` catches per container.
+pub(super) fn unknown_runtime(
+    caps: &EngineCapabilities,
+    options: &ContainerOptions,
+) -> Option<Refusal> {
+    let want = options.runtime.as_ref()?;
+    (caps.engine == EngineKind::Docker && !caps.runtimes.contains(want)).then(|| Refusal {
+        control: "runtime",
+        expected: want.clone(),
+        found: format!("registered runtimes {:?}", caps.runtimes),
+        checked: "engine",
+    })
+}
+
 /// Exchange the request, classify the outcome, and always remove the container.
 pub(super) fn finish(
-    engine: &Engine,
+    connected: &Connected,
     launched: Launched,
     payload: Vec<u8>,
     call: &OciCall<'_>,
@@ -152,11 +199,17 @@ pub(super) fn finish(
 ) -> EnvelopeV2 {
     let Launched {
         mut guard,
+        id,
         attached,
         bundle,
     } = launched;
-    let name = guard.name().to_string();
-    let result = exchange(engine, attached, &name, payload, call, deadline, report);
+    let container = Container {
+        name: guard.name().to_string(),
+        id,
+    };
+    let result = exchange(
+        connected, attached, &container, payload, call, deadline, report,
+    );
     let envelope = removed_or_cleanup_failed(&mut guard, result, report);
     drop(guard);
     drop(bundle);
@@ -187,21 +240,35 @@ fn millis(d: Duration) -> u64 {
     u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
 }
 
+/// The started container's name and full ID.
+struct Container {
+    name: String,
+    id: String,
+}
+
 fn exchange(
-    engine: &Engine,
+    connected: &Connected,
     attached: stream::Attached,
-    name: &str,
+    container: &Container,
     payload: Vec<u8>,
     call: &OciCall<'_>,
     deadline: Instant,
     report: &mut OciReport,
 ) -> EnvelopeV2 {
+    let (engine, caps) = &connected.pair;
+    let name = container.name.as_str();
     let started = Instant::now();
     let max_output = call.policy.limits.max_output_bytes;
-    let out = attached.exchange(encode_frame(&payload), max_output, deadline);
+    let mut out = attached.exchange(encode_frame(&payload), max_output, deadline);
+    let attestation = attest::take(&mut out.stderr);
+    report.attestation = attestation.clone();
     report.stderr = String::from_utf8_lossy(&out.stderr).into_owned();
     report.stderr_truncated = out.stderr_truncated;
     report.timings.worker_ms = report.timings.start_ms + millis(started.elapsed());
+    if let Some(failed) = attestation.as_ref().and_then(|a| a.failed.first()) {
+        // The worker exited before reading the request: refused, nothing ran.
+        return refuse_inside(report, failed, attestation.as_ref());
+    }
     if out.timed_out {
         report.limits_hit.push("wall_time".into());
         return EnvelopeV2::status(OciStatus::V1(Status::Timeout));
@@ -210,10 +277,14 @@ fn exchange(
         report.limits_hit.push("output".into());
         return EnvelopeV2::status(OciStatus::V1(Status::OutputLimit));
     }
+    if attestation.is_none() {
+        // Whatever answered did not run our checks first.
+        return refuse_inside(report, "attestation", None);
+    }
     if let Some(error) = out.error {
         report.protocol_error = Some(error);
     }
-    let exit = wait_exit(engine, name, deadline);
+    let exit = engine.wait_exit(name, deadline);
     report.exit = exit;
     let envelope = match exit {
         None if Instant::now() >= deadline => {
@@ -239,7 +310,14 @@ fn exchange(
             Envelope::status(Status::WorkerFailed)
         }
     };
-    if envelope.status == Status::WorkerFailed && oom_killed(engine, name, report) {
+    let oom = envelope.status == Status::WorkerFailed
+        && if caps.engine.reports_oom(&caps.cgroup_version) {
+            oom::engine_says_oom(engine, name)
+        } else {
+            exit == Some(oom::SIGKILL_EXIT) && oom::kernel_logged_oom(&container.id)
+        };
+    if oom {
+        report.oom_killed = true;
         report.limits_hit.push("memory".into());
         return EnvelopeV2::status(OciStatus::ResourceLimit);
     }
@@ -256,43 +334,22 @@ fn transport_failure(report: &mut OciReport, step: &str, e: HttpError) -> Envelo
     }
 }
 
-/// `POST /containers/{id}/wait?condition=not-running` → exit code, within the deadline.
-fn wait_exit(engine: &Engine, name: &str, deadline: Instant) -> Option<i64> {
-    let path = format!("/containers/{name}/wait?condition=not-running");
-    let resp = engine.call("POST", &path, Body::None, deadline).ok()?;
-    let doc: Json = serde_json::from_slice(&resp.body).ok()?;
-    if !resp.is_success() {
-        return None;
-    }
-    doc.get("StatusCode").and_then(Json::as_i64)
-}
-
-/// Poll the container state for up to [`OOM_POLL`]: terminal with `OOMKilled` → true. Exit
-/// codes 0 and 137 keep polling (the flag can lag the exit), other terminal codes stop.
-fn oom_killed(engine: &Engine, name: &str, report: &mut OciReport) -> bool {
-    let until = Instant::now() + OOM_POLL;
-    loop {
-        let state = engine
-            .container_inspect(name, Duration::from_millis(250))
-            .ok()
-            .flatten()
-            .and_then(|doc| doc.get("State").cloned());
-        if let Some(state) = state {
-            let running = state.get("Running").and_then(Json::as_bool) == Some(true);
-            let status = state.get("Status").and_then(Json::as_str).unwrap_or("");
-            let terminal = !running && matches!(status, "exited" | "dead");
-            if terminal && state.get("OOMKilled").and_then(Json::as_bool) == Some(true) {
-                report.oom_killed = true;
-                return true;
-            }
-            let code = state.get("ExitCode").and_then(Json::as_i64);
-            if terminal && !matches!(code, Some(0 | 137)) {
-                return false;
-            }
-        }
-        if Instant::now() + OOM_TICK > until {
-            return false;
-        }
-        std::thread::sleep(OOM_TICK);
-    }
+/// The container's own view contradicts the request: `backend_unavailable`, control named.
+fn refuse_inside(
+    report: &mut OciReport,
+    control: &str,
+    seen: Option<&attest::Attestation>,
+) -> EnvelopeV2 {
+    let refusal = Refusal {
+        control: verify::control_name(control),
+        expected: "as requested (see verified)".into(),
+        found: seen.map_or_else(
+            || "no attestation line before the worker".into(),
+            |a| format!("sandbox {} kernel {}", a.sandbox, a.kernel),
+        ),
+        checked: "inside",
+    };
+    report.detail = Some(refusal.to_string());
+    report.refused = Some(refusal);
+    EnvelopeV2::status(OciStatus::BackendUnavailable)
 }

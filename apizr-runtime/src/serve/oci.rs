@@ -43,6 +43,19 @@ impl OciBackend {
             .runtime
             .engine()
             .map_err(|e| ServeError::Backend(e.to_string()))?;
+        if let Some(sweep) = self.runtime.sweep_report() {
+            // What killed servers or calls left behind; a failed removal is said, never hidden.
+            let removed = sweep.removed.len() + sweep.bundles_removed.len();
+            if removed > 0 {
+                eprintln!("apizr: start-up sweep removed {removed} leftover(s) of dead callers");
+            }
+            for failed in &sweep.failed {
+                eprintln!(
+                    "apizr: start-up sweep could not remove {}: {}",
+                    failed.item, failed.reason
+                );
+            }
+        }
         if !caps.usable() {
             return Err(ServeError::Backend(format!(
                 "engine lacks {}",

@@ -13,6 +13,9 @@ use apizr_runtime::{
     LocalRuntime, RuntimeConfig,
 };
 
+#[cfg(feature = "oci")]
+pub mod oci;
+
 static SEQ: AtomicU64 = AtomicU64::new(0);
 
 /// A temp root unique to one test, so /proc scans can find exactly this test's processes.
