@@ -24,7 +24,7 @@ use apizr_runtime::owner::Owner;
 use serde_json::{Value as Json, json};
 
 use common::call0;
-use common::oci::{Lies, LyingEngine, image, in_ci};
+use common::oci::{Lies, LyingEngine, image, in_ci, podman_runsc};
 
 const PING: &str = "def ping():\n    return 'pong'\n";
 
@@ -257,23 +257,20 @@ fn gvisor_is_verified_inside_the_container() {
     assert_eq!(out.report.verified.as_ref().unwrap().runtime, "runsc");
 }
 
-/// Podman's gVisor service (`scripts/ci-podman-setup` starts it; CI exports its socket in
-/// `APIZR_PODMAN_RUNSC_SOCKET`): the one way Podman runs gVisor, verified the same way.
+/// Podman's gVisor service (`scripts/ci-podman-setup` starts it): the one way Podman runs
+/// gVisor, verified the same way.
 #[test]
 fn gvisor_through_a_podman_runsc_service() {
-    let Some(image) = image() else { return };
-    let Some(socket) = std::env::var_os("APIZR_PODMAN_RUNSC_SOCKET") else {
-        assert!(!in_ci(), "CI=true: APIZR_PODMAN_RUNSC_SOCKET must be set");
-        eprintln!("SKIPPED: APIZR_PODMAN_RUNSC_SOCKET not set");
+    let Some((socket, image)) = podman_runsc() else {
         return;
     };
     let out = run_with(
         OciConfig {
-            socket: Some(socket.into()),
+            socket: Some(socket),
             runtime: Some("runsc".into()),
             ..OciConfig::default()
         },
-        image,
+        &image,
     );
     assert!(out.envelope.is_success(), "{}", report(&out));
     let seen = out.report.attestation.as_ref().unwrap();
@@ -367,14 +364,13 @@ fn gvisor_keeps_the_memory_limit() {
         return;
     }
     let mut config = with_runtime("runsc");
+    let mut image = image.clone();
     if engine_kind() == EngineKind::Podman {
-        let socket = std::env::var_os("APIZR_PODMAN_RUNSC_SOCKET");
-        assert!(
-            socket.is_some() || !in_ci(),
-            "CI=true: APIZR_PODMAN_RUNSC_SOCKET must be set"
-        );
-        let Some(socket) = socket else { return };
-        config.socket = Some(socket.into());
+        let Some((socket, on_podman)) = podman_runsc() else {
+            return;
+        };
+        config.socket = Some(socket);
+        image = on_podman;
     }
     let source = "def hog():\n    b = bytearray(200 * 1000 * 1000)\n    for i in range(0, len(b), 4096):\n        b[i] = 1\n    return len(b)\n";
     let call = call0(source, "hog");
@@ -384,7 +380,7 @@ fn gvisor_keeps_the_memory_limit() {
     let out = OciRuntime::new(config).execute(OciCall {
         call: &call,
         policy: &policy,
-        image,
+        image: &image,
         original: None,
     });
     assert_eq!(

@@ -22,22 +22,48 @@ pub fn image() -> Option<&'static RuntimeImage> {
     static IMAGE: OnceLock<Result<RuntimeImage, String>> = OnceLock::new();
     let built = IMAGE.get_or_init(|| {
         let engine = Engine::from_env().map_err(|e| format!("no container engine: {e}"))?;
-        if let Some(image) = prepared_image(&engine) {
-            return Ok(image);
-        }
-        let base = std::env::var("APIZR_BASE_IMAGE_TAG")
-            .unwrap_or_else(|_| "apizr-ci/python-base:bookworm-stdlib".into());
-        let mut quiet = |_: &str| {};
-        // Tagged, so that later test processes reuse it while worker and base are unchanged.
-        let tag = Some("apizr-test/worker:current");
-        build_image(&engine, BuildSource::Base(&base), tag, &mut quiet)
-            .map_err(|e| format!("cannot build the worker image from {base}: {e}"))
+        worker_image_on(&engine)
     });
     match built {
         Ok(image) => Some(image),
         Err(why) if in_ci() => panic!("{why} (CI=true: container tests must not skip)"),
         Err(why) => {
             eprintln!("SKIPPED (no usable engine, run scripts/ci-docker-setup): {why}");
+            None
+        }
+    }
+}
+
+/// The prepared worker image if `engine` has it, else one built there (tagged, so later test
+/// processes reuse it while worker and base are unchanged) from the offline base image.
+pub fn worker_image_on(engine: &Engine) -> Result<RuntimeImage, String> {
+    if let Some(image) = prepared_image(engine) {
+        return Ok(image);
+    }
+    let base = std::env::var("APIZR_BASE_IMAGE_TAG")
+        .unwrap_or_else(|_| "apizr-ci/python-base:bookworm-stdlib".into());
+    let mut quiet = |_: &str| {};
+    let tag = Some("apizr-test/worker:current");
+    build_image(engine, BuildSource::Base(&base), tag, &mut quiet)
+        .map_err(|e| format!("cannot build the worker image from {base}: {e}"))
+}
+
+/// Podman's gVisor service that `scripts/ci-podman-setup` starts (`APIZR_PODMAN_RUNSC_SOCKET`,
+/// default `/run/apizr-podman/podman-runsc.sock`) and the worker image on it; None (skip)
+/// outside CI when it is not running.
+pub fn podman_runsc() -> Option<(PathBuf, RuntimeImage)> {
+    let socket = std::env::var_os("APIZR_PODMAN_RUNSC_SOCKET").map_or_else(
+        || PathBuf::from("/run/apizr-podman/podman-runsc.sock"),
+        PathBuf::from,
+    );
+    let found = Engine::connect(&socket)
+        .map_err(|e| format!("no Podman gVisor service at {}: {e}", socket.display()))
+        .and_then(|engine| worker_image_on(&engine));
+    match found {
+        Ok(image) => Some((socket, image)),
+        Err(why) if in_ci() => panic!("{why} (CI=true: run scripts/ci-podman-setup)"),
+        Err(why) => {
+            eprintln!("SKIPPED: {why} (run scripts/ci-podman-setup)");
             None
         }
     }
