@@ -6,6 +6,11 @@
 //! negotiated and probed once, as in a server), `cold` builds a new runtime per call (what one
 //! `apizr execute` process does, minus process start and inspection); then `pool`: an
 //! [`OciPool`] of pre-started single-use containers.
+//!
+//! `APIZR_BENCH_TARGETS` adds more engines and runtimes, each with its own warm runtime, called
+//! in turn with the others (interleaved, so load changes hit all of them alike):
+//! `LABEL=SOCKET[|RUNTIME];…`, e.g. `podman=/run/apizr-podman/podman.sock;gvisor=/var/run/docker.sock|runsc`.
+//! Each prints `apizr_LABEL_ms`.
 #![cfg(feature = "oci")]
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -15,6 +20,27 @@ use std::time::Instant;
 
 use apizr_runtime::ir::policy_v2::PolicyV2;
 use apizr_runtime::oci::{OciCall, OciConfig, OciPool, OciRuntime, RuntimeImage};
+
+/// `(label, runtime)` for each `LABEL=SOCKET[|RUNTIME]` in `APIZR_BENCH_TARGETS`.
+fn targets() -> Vec<(String, OciRuntime)> {
+    let spec = std::env::var("APIZR_BENCH_TARGETS").unwrap_or_default();
+    spec.split(';')
+        .filter(|t| !t.trim().is_empty())
+        .map(|t| {
+            let (label, rest) = t.split_once('=').expect("LABEL=SOCKET[|RUNTIME]");
+            let (socket, runtime) = match rest.split_once('|') {
+                Some((s, r)) => (s, Some(r.to_string())),
+                None => (rest, None),
+            };
+            let config = OciConfig {
+                socket: Some(socket.into()),
+                runtime,
+                ..OciConfig::default()
+            };
+            (label.trim().to_string(), OciRuntime::new(config))
+        })
+        .collect()
+}
 
 #[test]
 #[ignore = "benchmark: run through scripts/bench-oci"]
@@ -33,6 +59,31 @@ fn trivial_call_latency() {
     let call = common::call0("def ping():\n    return 'pong'\n", "ping");
     let policy = PolicyV2::default();
     let warm = OciRuntime::new(OciConfig::default());
+    let targets = targets();
+    for (label, runtime) in &targets {
+        // The first call probes the engine: not timed.
+        let out = runtime.execute(OciCall {
+            call: &call,
+            policy: &policy,
+            image: &image,
+            original: None,
+        });
+        assert!(out.envelope.is_success(), "{label}: {:?}", out.report);
+    }
+    for _ in 0..calls {
+        for (label, runtime) in &targets {
+            let started = Instant::now();
+            let out = runtime.execute(OciCall {
+                call: &call,
+                policy: &policy,
+                image: &image,
+                original: None,
+            });
+            let ms = started.elapsed().as_secs_f64() * 1000.0;
+            assert!(out.envelope.is_success(), "{label}: {:?}", out.report);
+            println!("apizr_{label}_ms {ms:.1}");
+        }
+    }
     for i in 0..calls * 2 {
         let cold;
         let (mode, runtime) = if i % 2 == 0 {
