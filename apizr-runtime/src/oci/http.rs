@@ -343,6 +343,27 @@ mod tests {
         assert!(read_head(&mut r).is_err());
     }
 
+    /// Docker answers `{"message"}`, Podman `{"cause","message","response"}`: both keep the
+    /// message.
+    #[test]
+    fn engine_error_bodies() {
+        let resp = |body: &str| Response {
+            status: 404,
+            headers: Vec::new(),
+            body: body.as_bytes().to_vec(),
+        };
+        let podman = r#"{"cause":"no such container","message":"no container with name or ID \"x\" found: no such container","response":404}"#;
+        assert_eq!(
+            resp(podman).message(),
+            r#"no container with name or ID "x" found: no such container"#
+        );
+        assert_eq!(
+            resp(r#"{"message":"No such container: x"}"#).message(),
+            "No such container: x"
+        );
+        assert_eq!(resp("plain text\n").message(), "plain text");
+    }
+
     #[test]
     fn query_encoding() {
         assert_eq!(encode_query("^/a b$"), "%5E%2Fa%20b%24");
