@@ -1,10 +1,10 @@
-//! Governed v2 (OCI) serving against the REAL Docker engine: `apizr serve rest SOURCE --policy
+//! Governed v2 (OCI) serving against a REAL engine (Docker, or Podman when `DOCKER_HOST` names
+//! its socket; CI runs this file against both): `apizr serve rest SOURCE --policy
 //! v2.json --runtime-image … --runtime-platform …` and a generated v2 REST project served with
 //! `apizr serve rest --bundle DIR` (no cargo build).
 //!
-//! The server reaches the engine through a counting proxy (its `DOCKER_HOST` is a unix socket
-//! owned by the test that forwards bytes to the real engine and records every
-//! `containers/create?name=…`), so the tests can prove that invalid arguments never start a
+//! The server reaches the engine through a recording proxy (its `DOCKER_HOST` is a unix socket
+//! owned by the test that forwards to the real engine and records every request line), so the tests can prove that invalid arguments never start a
 //! container and that every container the server created is gone afterwards, even while other
 //! test binaries use the same engine.
 //!
@@ -14,65 +14,22 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::io::{Read, Write};
-use std::net::{Shutdown, TcpStream};
-use std::os::unix::net::{UnixListener, UnixStream};
+use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
-use apizr_runtime::oci::build::{BuildSource, build_image};
-use apizr_runtime::oci::engine::socket_from_host;
-use apizr_runtime::oci::{Engine, RuntimeImage};
+use apizr_runtime::oci::Engine;
 
 #[path = "support/served.rs"]
 mod served;
-use apizr_runtime::worker::WORKER_SOURCE;
 use served::Served;
-
-fn in_ci() -> bool {
-    std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "false" && v != "0")
-}
-
-/// The worker image, or None (skip) outside CI when there is no engine or image.
-fn image() -> Option<&'static RuntimeImage> {
-    static IMAGE: OnceLock<Result<RuntimeImage, String>> = OnceLock::new();
-    let found = IMAGE.get_or_init(|| {
-        let engine = Engine::from_env().map_err(|e| format!("no Docker engine: {e}"))?;
-        if let Some(image) = prepared_image(&engine) {
-            return Ok(image);
-        }
-        let base = std::env::var("APIZR_BASE_IMAGE_TAG")
-            .unwrap_or_else(|_| "apizr-ci/python-base:bookworm-stdlib".into());
-        let mut quiet = |_: &str| {};
-        let tag = Some("apizr-test/worker:current");
-        build_image(&engine, BuildSource::Base(&base), tag, &mut quiet)
-            .map_err(|e| format!("cannot build the worker image from {base}: {e}"))
-    });
-    match found {
-        Ok(image) => Some(image),
-        Err(why) if in_ci() => panic!("{why} (CI=true: container tests must not skip)"),
-        Err(why) => {
-            eprintln!("SKIPPED (no usable Docker engine, run scripts/ci-docker-setup): {why}");
-            None
-        }
-    }
-}
-
-/// The image recorded by `scripts/ci-docker-setup`, if present and carrying this worker.
-fn prepared_image(engine: &Engine) -> Option<RuntimeImage> {
-    let path = std::env::var_os("APIZR_WORKER_IMAGE_JSON")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/apizr-ci/worker-image.json")
-        });
-    let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(path).ok()?).ok()?;
-    let image = RuntimeImage::parse(doc["image"].as_str()?, doc["platform"].as_str()?).ok()?;
-    let inspected = engine.image_inspect(&image.image).ok()??;
-    let want = apizr_runtime::ir::Digest::sha256(WORKER_SOURCE.as_bytes()).prefixed();
-    let label = &inspected["Config"]["Labels"]["org.apizr.worker.digest"];
-    (label.as_str() == Some(want.as_str())).then_some(image)
-}
+/// The runtime crate's container-test helpers (worker image on the engine `DOCKER_HOST` names,
+/// Docker or Podman; the CI switch).
+#[allow(dead_code)]
+#[path = "../../apizr-runtime/tests/common/oci.rs"]
+mod oci_support;
+use oci_support::image;
 
 fn tmp(name: &str) -> PathBuf {
     let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
@@ -83,43 +40,28 @@ fn tmp(name: &str) -> PathBuf {
     dir
 }
 
-/// A byte-forwarding proxy in front of the engine socket that logs what clients send.
-struct EngineProxy {
-    socket: PathBuf,
-    sent: Arc<Mutex<Vec<u8>>>,
-}
+/// The engine behind a recording proxy (`oci_support::LyingEngine` telling no lies): the
+/// server's `DOCKER_HOST`, and the names of the containers it asked the engine to create.
+struct EngineProxy(oci_support::LyingEngine);
 
 impl EngineProxy {
     fn start(dir: &Path) -> EngineProxy {
-        let upstream = socket_from_host(std::env::var("DOCKER_HOST").ok().as_deref()).unwrap();
-        let socket = dir.join("engine.sock");
-        let listener = UnixListener::bind(&socket).unwrap();
-        let sent = Arc::new(Mutex::new(Vec::new()));
-        let log = Arc::clone(&sent);
-        std::thread::spawn(move || {
-            for client in listener.incoming() {
-                let Ok(client) = client else { return };
-                let Ok(server) = UnixStream::connect(&upstream) else {
-                    continue;
-                };
-                let (c2, s2) = (client.try_clone().unwrap(), server.try_clone().unwrap());
-                let log = Arc::clone(&log);
-                std::thread::spawn(move || pump(client, server, Some(log)));
-                std::thread::spawn(move || pump(s2, c2, None));
-            }
-        });
-        EngineProxy { socket, sent }
+        let tag = dir.file_name().and_then(|n| n.to_str()).unwrap_or("serve");
+        EngineProxy(oci_support::LyingEngine::start(
+            tag,
+            oci_support::Lies::none(),
+        ))
     }
 
     fn docker_host(&self) -> String {
-        format!("unix://{}", self.socket.display())
+        format!("unix://{}", self.0.socket.display())
     }
 
-    /// Names of the containers the server asked the engine to create.
     fn created(&self) -> Vec<String> {
-        let text = String::from_utf8_lossy(&self.sent.lock().unwrap()).into_owned();
-        text.split("containers/create?name=")
-            .skip(1)
+        self.0
+            .requests()
+            .iter()
+            .filter_map(|r| r.split("/containers/create?name=").nth(1))
             .map(|rest| {
                 rest.chars()
                     .take_while(|c| c.is_ascii_alphanumeric() || *c == '-' || *c == '_')
@@ -127,27 +69,6 @@ impl EngineProxy {
             })
             .collect()
     }
-}
-
-fn pump(mut from: UnixStream, mut to: UnixStream, log: Option<Arc<Mutex<Vec<u8>>>>) {
-    let mut buf = [0u8; 16384];
-    loop {
-        match from.read(&mut buf) {
-            Ok(0) | Err(_) => break,
-            Ok(n) => {
-                if let Some(log) = &log {
-                    let mut log = log.lock().unwrap();
-                    if log.len() < 64 << 20 {
-                        log.extend_from_slice(&buf[..n]);
-                    }
-                }
-                if to.write_all(&buf[..n]).is_err() {
-                    break;
-                }
-            }
-        }
-    }
-    let _ = to.shutdown(Shutdown::Write);
 }
 
 impl Served {
