@@ -1,6 +1,7 @@
 //! The `oci-container` backend (policy `apizr.execution/v2`, contract 7): one fresh container
-//! per call through the Docker Engine API, running the same v1 worker and framing over the
-//! attached stdin/stdout.
+//! per call through the Docker Engine API (Docker, or Podman's compatible service), running the
+//! same v1 worker and framing over the attached stdin/stdout. Nothing is taken on the engine's
+//! word: every container is checked after create and from inside before the call runs.
 //!
 //! * [`http`], [`engine`] — a small typed Engine API client over the unix socket
 //!   (`DOCKER_HOST`), API version negotiation down to 1.41.
@@ -8,6 +9,11 @@
 //! * [`image`] — [`RuntimeImage`] (full `sha256:` ID + platform) and the image check.
 //! * [`container`], [`bundle`], [`stream`], `run` — the container plan, the read-only source
 //!   bundle, the attached exchange, and one call with guaranteed removal.
+//! * [`verify`], [`attest`] — the engine's record of each container compared with the request
+//!   (before start), and the container's own view checked before the worker reads its request
+//!   (identity, capabilities, `no_new_privs`, seccomp, gVisor when asked for).
+//! * [`oom`] — memory-kill classification (the engine's flag, or the kernel's record).
+//! * [`sweep`] — start-up removal of what dead callers left (never a live owner's).
 //! * [`pool`] — pre-started, never-reused containers for servers (fresh container per call).
 //! * [`plan`] — the ContainerPlan (`apizr.runtime/v2`), byte-compatible with the reference.
 //! * [`status`] — the four v2 statuses and the v2 envelope.
@@ -30,8 +36,11 @@
 //!   execve, execveat and non-thread clone → EPERM, clone3 → ENOSYS), installed before the
 //!   module is compiled; threads keep working. ptrace/io_uring are left to the engine's
 //!   default seccomp profile and `CapDrop: ALL`.
-//! * Containers carry an expiry label; each runtime sweeps expired leftovers of killed
-//!   callers once (a guard removes them on every other path, panics included).
+//! * Containers carry owner and expiry labels; each runtime sweeps leftovers of dead callers
+//!   once (a guard removes them on every other path, panics included).
+//! * Engines are checked, not trusted (the reference trusts `docker create`): rootless engines
+//!   on cgroup v1 are refused, and a container whose record or own view differs from the
+//!   request is refused (`backend_unavailable`, control named in the report).
 
 pub mod attest;
 pub mod build;
