@@ -87,6 +87,10 @@ impl OciBackend {
             image: &self.image,
             original: None,
         });
+        if let Some(refused) = &outcome.report.refused {
+            // The client only sees a failure; the operator is told which control did not hold.
+            eprintln!("apizr: call refused: {refused}");
+        }
         map_status(outcome.envelope.status, outcome.envelope.value)
     }
 }
