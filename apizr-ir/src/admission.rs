@@ -5,19 +5,23 @@
 //! 1. [`preflight`] — a lexical scan of the raw bytes before any parser runs: byte limit, node
 //!    count (openers, strings and scalar runs) and depth, so hostile input is refused in linear
 //!    time and bounded memory. It is not a syntax validator.
-//! 2. [`parse_permissive`] — a decoder with Python `json.loads` semantics: it accepts the
-//!    `NaN` / `Infinity` / `-Infinity` literals (so they can be *rejected as non-finite* by step
-//!    3, exactly like the reference, instead of failing as syntax errors), keeps integers exact
-//!    ([`Value::BigInt`]), lets the last duplicate key win, and refuses integers longer than
-//!    CPython's 4300-digit conversion limit.
+//! 2. [`parse_permissive`] — the workspace's JSON reader ([`crate::json::parse`]) in its
+//!    Python dialect: `NaN` / `Infinity` literals accepted (so they can be *rejected as
+//!    non-finite* by step 3, exactly like the reference, instead of failing as syntax errors),
+//!    exact integers ([`Value::BigInt`]), last duplicate key wins, CPython's 4300-digit limit.
 //! 3. [`check_budget`] — the value-graph budget: finite floats, at most 100,000 nodes (keys
 //!    count), depth 64, and a compact wire size limit.
 
-mod parser;
+use crate::json::{Dialect, ParseError, Value};
 
-use crate::json::Value;
-
-pub use parser::parse_permissive;
+/// Step 2: decode one document with Python `json.loads` semantics (see the module docs).
+pub fn parse_permissive(bytes: &[u8]) -> Result<Value, AdmissionError> {
+    crate::json::parse(bytes, Dialect::Python).map_err(|e| match e {
+        ParseError::Syntax { offset, reason } => AdmissionError::Syntax { offset, reason },
+        ParseError::TooDeep { .. } => AdmissionError::StructureLimit,
+        ParseError::IntDigits { digits } => AdmissionError::IntDigits { digits },
+    })
+}
 
 /// Node limit of both the lexical preflight and the value budget.
 pub const MAX_NODES: usize = 100_000;
@@ -26,9 +30,7 @@ pub const MAX_DEPTH: usize = 64;
 /// Default wire-size limit of the value budget (64 MiB).
 pub const DEFAULT_VALUE_BYTES: u64 = 64 * 1024 * 1024;
 /// CPython's default `sys.get_int_max_str_digits()`.
-pub const MAX_INT_DIGITS: usize = 4300;
-/// Hard recursion bound of the parser when called without a preflight.
-pub(crate) const PARSE_DEPTH_LIMIT: usize = 512;
+pub const MAX_INT_DIGITS: usize = crate::json::MAX_INT_DIGITS;
 
 /// Why a JSON document was not admitted. `code()` gives the wire code where one exists.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -1,4 +1,5 @@
-//! The JSON value model of hashed artifacts and its canonical encoder.
+//! The JSON value model of hashed artifacts, its canonical encoder and the one JSON reader
+//! ([`parse`], with a Python and a strict [`Dialect`]).
 //!
 //! The canonical form is the one the reference tool hashes: Python's
 //! `json.dumps(sort_keys=True, separators=(",", ":"), ensure_ascii=False)` plus one trailing
@@ -9,9 +10,11 @@
 use std::collections::BTreeMap;
 
 mod float_repr;
+mod parse;
 mod serializer;
 
 pub use float_repr::python_float_repr;
+pub use parse::{Dialect, MAX_INT_DIGITS, ParseError, parse};
 pub use serializer::to_value;
 
 /// A JSON value with arbitrary-precision integers.

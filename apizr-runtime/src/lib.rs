@@ -3,7 +3,7 @@
 //! Table of contents:
 //! * [`status`], [`envelope`] — the ten v1 statuses and the result envelope.
 //! * [`request`] — [`CallRequest`]: what the planner hands the runtime.
-//! * [`protocol`], [`json_decode`] — the framed worker protocol `apizr.worker/v1`
+//! * [`protocol`] — the framed worker protocol `apizr.worker/v1`
 //!   (also documented in `PROTOCOL.md`).
 //! * [`worker`] — the embedded stdlib-only Python worker.
 //! * [`local`] — the `local-process` backend (policy v1): [`LocalRuntime`], fresh process per
@@ -19,7 +19,6 @@
 
 pub mod audit;
 pub mod envelope;
-pub mod json_decode;
 pub mod local;
 #[cfg(feature = "oci")]
 pub mod oci;

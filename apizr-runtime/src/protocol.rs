@@ -12,7 +12,6 @@ use std::collections::BTreeMap;
 use apizr_ir::json::{CanonicalError, Value, to_value};
 
 use crate::envelope::Envelope;
-use crate::json_decode;
 use crate::request::CallRequest;
 
 /// Protocol identifier carried in every request.
@@ -37,7 +36,7 @@ pub enum FrameError {
     #[error("response payload does not end with a newline")]
     MissingNewline,
     #[error("response is not JSON: {0}")]
-    Json(#[from] json_decode::DecodeError),
+    Json(#[from] apizr_ir::json::ParseError),
     #[error("response is not a v1 envelope: {0}")]
     Envelope(#[from] crate::envelope::EnvelopeError),
     #[error("response is not canonical JSON")]
@@ -76,7 +75,7 @@ pub fn decode_response(stdout: &[u8], max_output: u64) -> Result<Envelope, Frame
     if rest.last() != Some(&b'\n') {
         return Err(FrameError::MissingNewline);
     }
-    let doc = json_decode::decode(rest)?;
+    let doc = apizr_ir::json::parse(rest, apizr_ir::json::Dialect::Strict)?;
     let envelope = Envelope::from_value(doc)?;
     match envelope.canonical_bytes() {
         Ok(bytes) if bytes == rest => Ok(envelope),

@@ -319,7 +319,7 @@ fn the_guard_removes_the_container_when_the_caller_panics() {
 fn container_plan_bytes_match_the_reference() {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/oci_fixtures");
     let recorded = std::fs::read(dir.join("pricing-total.container-plan.json")).unwrap();
-    let doc = apizr_runtime::json_decode::decode(&recorded).unwrap();
+    let doc = apizr_ir::json::parse(&recorded, apizr_ir::json::Dialect::Strict).unwrap();
     let policy_doc: serde_json::Value =
         serde_json::from_slice(&std::fs::read(dir.join("pricing-total.policy.json")).unwrap())
             .unwrap();

@@ -240,7 +240,7 @@ fn typespec_conversion_builds_tuples_and_sets() {
 }
 
 fn serde_json_value(text: &str) -> Value {
-    apizr_runtime::json_decode::decode(text.as_bytes()).unwrap()
+    apizr_ir::json::parse(text.as_bytes(), apizr_ir::json::Dialect::Strict).unwrap()
 }
 
 #[test]

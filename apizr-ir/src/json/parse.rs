@@ -1,16 +1,68 @@
-//! The permissive decoder of JSON admission step 2: Python `json.loads` semantics (NaN and
-//! Infinity literals accepted so that the budget can refuse them as non-finite, exact big
-//! integers, last duplicate key wins, CPython's 4300-digit limit), with byte offsets that
-//! [`super::AdmissionError::python_message`] turns into Python's error texts.
+//! The one JSON reader of the workspace, with exact integers ([`Value::BigInt`]) and two
+//! dialects:
+//!
+//! * [`Dialect::Python`] — what Python's `json.loads` accepts, for input from users (JSON
+//!   admission, manifests): the `NaN` / `Infinity` / `-Infinity` literals (so that the value
+//!   budget can refuse them as non-finite, as the reference does, instead of failing as syntax
+//!   errors), floats that overflow become infinities (refused the same way), the last
+//!   duplicate key wins, integers longer than CPython's 4300-digit conversion limit are
+//!   refused, and nesting is bounded at 512 as a last guard against stack exhaustion (callers
+//!   run the lexical preflight first, which stops at 64).
+//! * [`Dialect::Strict`] — RFC 8259 as Python's encoder writes it, for what workers send back:
+//!   no non-finite literals, floats that overflow refused, duplicate keys refused, nesting
+//!   bounded at 128 (the value budget is 64; the envelope adds one).
+//!
+//! Errors carry byte offsets and the reason texts of Python's `json` module
+//! (`Expecting value`, `Expecting ',' delimiter`, …): `admission` turns them into Python's
+//! full messages (`…: line 1 column 5 (char 4)`), which direct REST answers show.
+//!
+//! Why one reader: the two readers this replaces (admission and worker frames) had to agree on
+//! strings, escapes, surrogates and numbers, and drifted apart in small ways.
 
 use std::collections::BTreeMap;
 
-use super::{AdmissionError, MAX_INT_DIGITS, PARSE_DEPTH_LIMIT};
-use crate::json::Value;
+use super::Value;
 
-/// Step 2: decode one document with Python `json.loads` semantics (see the module docs).
-pub fn parse_permissive(bytes: &[u8]) -> Result<Value, AdmissionError> {
-    let mut p = Parser { bytes, pos: 0 };
+/// CPython's default `sys.get_int_max_str_digits()`.
+pub const MAX_INT_DIGITS: usize = 4300;
+
+/// Which JSON a document is read as (see the module docs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Dialect {
+    Python,
+    Strict,
+}
+
+impl Dialect {
+    /// Deepest nesting read before [`ParseError::TooDeep`].
+    pub fn max_depth(self) -> usize {
+        match self {
+            Dialect::Python => 512,
+            Dialect::Strict => 128,
+        }
+    }
+}
+
+/// Why bytes are not a JSON document of the dialect.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ParseError {
+    /// `reason` is Python's text where Python has one.
+    #[error("invalid JSON at byte {offset}: {reason}")]
+    Syntax { offset: usize, reason: &'static str },
+    #[error("JSON nested deeper than {limit} at byte {offset}")]
+    TooDeep { offset: usize, limit: usize },
+    /// Python dialect: an integer beyond CPython's conversion limit.
+    #[error("integer of {digits} digits exceeds the limit of {MAX_INT_DIGITS}")]
+    IntDigits { digits: usize },
+}
+
+/// Read one document; surrounding whitespace is allowed, anything else is not.
+pub fn parse(bytes: &[u8], dialect: Dialect) -> Result<Value, ParseError> {
+    let mut p = Parser {
+        bytes,
+        pos: 0,
+        dialect,
+    };
     p.ws();
     let value = p.value(0)?;
     p.ws();
@@ -23,14 +75,16 @@ pub fn parse_permissive(bytes: &[u8]) -> Result<Value, AdmissionError> {
 struct Parser<'a> {
     bytes: &'a [u8],
     pos: usize,
+    dialect: Dialect,
 }
 
 impl Parser<'_> {
-    fn err(&self, reason: &'static str) -> AdmissionError {
-        AdmissionError::Syntax {
-            offset: self.pos,
-            reason,
-        }
+    fn err(&self, reason: &'static str) -> ParseError {
+        self.err_at(self.pos, reason)
+    }
+
+    fn err_at(&self, offset: usize, reason: &'static str) -> ParseError {
+        ParseError::Syntax { offset, reason }
     }
 
     fn peek(&self) -> Option<u8> {
@@ -43,7 +97,7 @@ impl Parser<'_> {
         }
     }
 
-    fn word(&mut self, word: &[u8], value: Value) -> Result<Value, AdmissionError> {
+    fn word(&mut self, word: &[u8], value: Value) -> Result<Value, ParseError> {
         if self.bytes.get(self.pos..self.pos + word.len()) == Some(word) {
             self.pos += word.len();
             Ok(value)
@@ -52,10 +106,15 @@ impl Parser<'_> {
         }
     }
 
-    fn value(&mut self, depth: usize) -> Result<Value, AdmissionError> {
-        if depth > PARSE_DEPTH_LIMIT {
-            return Err(AdmissionError::StructureLimit);
+    fn value(&mut self, depth: usize) -> Result<Value, ParseError> {
+        let limit = self.dialect.max_depth();
+        if depth > limit {
+            return Err(ParseError::TooDeep {
+                offset: self.pos,
+                limit,
+            });
         }
+        let python = self.dialect == Dialect::Python;
         match self.peek() {
             Some(b'{') => self.object(depth),
             Some(b'[') => self.array(depth),
@@ -63,9 +122,9 @@ impl Parser<'_> {
             Some(b'n') => self.word(b"null", Value::Null),
             Some(b't') => self.word(b"true", Value::Bool(true)),
             Some(b'f') => self.word(b"false", Value::Bool(false)),
-            Some(b'N') => self.word(b"NaN", Value::Float(f64::NAN)),
-            Some(b'I') => self.word(b"Infinity", Value::Float(f64::INFINITY)),
-            Some(b'-') if self.bytes.get(self.pos + 1) == Some(&b'I') => {
+            Some(b'N') if python => self.word(b"NaN", Value::Float(f64::NAN)),
+            Some(b'I') if python => self.word(b"Infinity", Value::Float(f64::INFINITY)),
+            Some(b'-') if python && self.bytes.get(self.pos + 1) == Some(&b'I') => {
                 self.pos += 1;
                 self.word(b"Infinity", Value::Float(f64::NEG_INFINITY))
             }
@@ -74,7 +133,7 @@ impl Parser<'_> {
         }
     }
 
-    fn object(&mut self, depth: usize) -> Result<Value, AdmissionError> {
+    fn object(&mut self, depth: usize) -> Result<Value, ParseError> {
         self.pos += 1;
         let mut map = BTreeMap::new();
         self.ws();
@@ -87,6 +146,7 @@ impl Parser<'_> {
             if self.peek() != Some(b'"') {
                 return Err(self.err("Expecting property name enclosed in double quotes"));
             }
+            let key_at = self.pos;
             let key = self.string()?;
             self.ws();
             if self.peek() != Some(b':') {
@@ -95,7 +155,10 @@ impl Parser<'_> {
             self.pos += 1;
             self.ws();
             let value = self.value(depth + 1)?;
-            map.insert(key, value);
+            // Python keeps the last of duplicate keys; a worker's encoder never writes any.
+            if map.insert(key, value).is_some() && self.dialect == Dialect::Strict {
+                return Err(self.err_at(key_at, "Duplicate key"));
+            }
             self.ws();
             match self.peek() {
                 Some(b',') => self.pos += 1,
@@ -108,7 +171,7 @@ impl Parser<'_> {
         }
     }
 
-    fn array(&mut self, depth: usize) -> Result<Value, AdmissionError> {
+    fn array(&mut self, depth: usize) -> Result<Value, ParseError> {
         self.pos += 1;
         let mut items = Vec::new();
         self.ws();
@@ -131,27 +194,32 @@ impl Parser<'_> {
         }
     }
 
-    fn hex4(&mut self) -> Result<u32, AdmissionError> {
-        let digits = self
+    fn hex4(&mut self) -> Result<u32, ParseError> {
+        let code = self
             .bytes
             .get(self.pos..self.pos + 4)
+            .filter(|d| d.iter().all(u8::is_ascii_hexdigit))
             .and_then(|d| std::str::from_utf8(d).ok())
-            .filter(|d| d.bytes().all(|b| b.is_ascii_hexdigit()))
             .and_then(|d| u32::from_str_radix(d, 16).ok())
             .ok_or_else(|| self.err("Invalid \\uXXXX escape"))?;
         self.pos += 4;
-        Ok(digits)
+        Ok(code)
     }
 
-    fn err_at(&self, offset: usize, reason: &'static str) -> AdmissionError {
-        AdmissionError::Syntax { offset, reason }
-    }
-
-    fn string(&mut self) -> Result<String, AdmissionError> {
+    /// A string; its bytes are checked as UTF-8 once it is complete.
+    fn string(&mut self) -> Result<String, ParseError> {
         let quote = self.pos;
         self.pos += 1;
         let mut out = Vec::new();
         loop {
+            // Copy the run up to the next quote, backslash or control character at once.
+            let run = self.bytes.get(self.pos..).unwrap_or_default();
+            let plain = run
+                .iter()
+                .position(|&b| b == b'"' || b == b'\\' || b < 0x20)
+                .unwrap_or(run.len());
+            out.extend_from_slice(run.get(..plain).unwrap_or_default());
+            self.pos += plain;
             let Some(b) = self.peek() else {
                 return Err(self.err_at(quote, "Unterminated string starting at"));
             };
@@ -178,8 +246,7 @@ impl Parser<'_> {
                     let mut buf = [0u8; 4];
                     out.extend_from_slice(ch.encode_utf8(&mut buf).as_bytes());
                 }
-                0..=0x1f => return Err(self.err_at(self.pos - 1, "Invalid control character at")),
-                _ => out.push(b),
+                _ => return Err(self.err_at(self.pos - 1, "Invalid control character at")),
             }
         }
         String::from_utf8(out).map_err(|_| self.err("invalid UTF-8"))
@@ -187,7 +254,7 @@ impl Parser<'_> {
 
     /// A `\uXXXX` escape, combining surrogate pairs. Lone surrogates (which Python keeps as
     /// unpaired code points) have no UTF-8 form and are refused.
-    fn unicode_escape(&mut self) -> Result<char, AdmissionError> {
+    fn unicode_escape(&mut self) -> Result<char, ParseError> {
         let first = self.hex4()?;
         let code = if (0xd800..0xdc00).contains(&first)
             && self.bytes.get(self.pos..self.pos + 2) == Some(b"\\u")
@@ -212,7 +279,9 @@ impl Parser<'_> {
         self.pos - start
     }
 
-    fn number(&mut self) -> Result<Value, AdmissionError> {
+    /// A number as Python's scanner reads it: a fraction needs a digit after the point and an
+    /// exponent needs digits (else the number ends before them).
+    fn number(&mut self) -> Result<Value, ParseError> {
         let start = self.pos;
         if self.peek() == Some(b'-') {
             self.pos += 1;
@@ -247,22 +316,22 @@ impl Parser<'_> {
             .map_err(|_| self.err("Expecting value"))?;
         if float {
             let f: f64 = text.parse().map_err(|_| self.err("Expecting value"))?;
+            if !f.is_finite() && self.dialect == Dialect::Strict {
+                return Err(self.err_at(start, "Float out of range"));
+            }
             return Ok(Value::Float(f));
         }
         if let Ok(i) = text.parse::<i64>() {
             return Ok(Value::Int(i));
         }
-        let (negative, body) = match text.strip_prefix('-') {
-            Some(body) => (true, body),
-            None => (false, text),
-        };
-        if body.len() > MAX_INT_DIGITS {
-            return Err(AdmissionError::IntDigits { digits: body.len() });
+        let body = text.strip_prefix('-').unwrap_or(text);
+        if body.len() > MAX_INT_DIGITS && self.dialect == Dialect::Python {
+            return Err(ParseError::IntDigits { digits: body.len() });
         }
-        Ok(Value::BigInt(if negative {
-            format!("-{body}")
-        } else {
-            body.to_string()
-        }))
+        Ok(Value::BigInt(text.to_string()))
     }
 }
+
+#[cfg(test)]
+#[path = "parse_tests.rs"]
+mod tests;
