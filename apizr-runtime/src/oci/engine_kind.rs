@@ -67,8 +67,8 @@ impl EngineKind {
         }
     }
 
-    /// Whether `State.OOMKilled` can be believed. Podman on cgroup v1 leaves it false after a
-    /// memory kill (exit 137), so the kernel log is consulted instead (`oom`).
+    /// Whether `State.OOMKilled` is worth polling. Podman on cgroup v1 leaves it false after a
+    /// memory kill (exit 137); only the kernel log tells there (`oom`).
     pub fn reports_oom(self, cgroup_version: &str) -> bool {
         !(self == EngineKind::Podman && cgroup_version == "1")
     }

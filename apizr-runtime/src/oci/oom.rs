@@ -1,14 +1,17 @@
-//! Was the container's worker killed by the memory limit? The engine's `State.OOMKilled`, or,
-//! where the engine does not record it, the kernel's own log.
+//! Was the container's worker killed by the memory limit? The kernel's own record, or the
+//! engine's `State.OOMKilled`.
 //!
-//! Podman 4.3 on cgroup v1 leaves `OOMKilled` false after a memory-cgroup kill (the worker just
-//! exits 137), and the container's cgroup is gone by the time anyone could read its
-//! `memory.oom_control`. The kernel logs every such kill with the memory cgroup it happened in
-//! (`oom-kill:…,oom_memcg=/libpod_parent/libpod-<container id>,…`), so for such engines the
-//! kernel log (`/dev/kmsg`, readable by root, which a rootful engine's socket requires anyway) is
-//! searched for the container's full ID. Only a SIGKILL exit (137) is looked up, so a user's own
-//! `os.kill(os.getpid(), 9)` is not mistaken for a memory kill. If the log cannot be read, or
-//! the kernel rate-limited the report, the call stays `worker_failed`: never a guess.
+//! The engine's flag is not enough: Podman 4.3 on cgroup v1 never sets it (the worker just
+//! exits 137), and under gVisor the kernel kills the sandbox itself, which Docker reports as
+//! `OOMKilled` only some of the time (about 1 in 10 under load here). By then the container's
+//! cgroup is gone, so its `memory.oom_control` cannot be read. The kernel logs every such kill
+//! with the memory cgroup it happened in (`oom-kill:…,oom_memcg=/docker/<id>,…` or
+//! `…/libpod-<id>`), so after a SIGKILL exit (137) the kernel log (`/dev/kmsg`, readable by
+//! root, which a rootful engine's socket requires anyway) is searched for the container's full
+//! ID first; the engine's flag is polled only when the log does not say. A user's own
+//! `os.kill(os.getpid(), 9)` has no such record. If the log cannot be read or the kernel
+//! rate-limited its report (10 in 5 s), the engine's flag decides; without either the call stays
+//! `worker_failed`: never a guess.
 
 use std::fs::OpenOptions;
 use std::io::{ErrorKind, Read};

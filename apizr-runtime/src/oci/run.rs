@@ -310,12 +310,12 @@ fn exchange(
             Envelope::status(Status::WorkerFailed)
         }
     };
+    // The kernel's record first (definitive, and no polling), then the engine's flag where
+    // the engine sets one.
     let oom = envelope.status == Status::WorkerFailed
-        && if caps.engine.reports_oom(&caps.cgroup_version) {
-            oom::engine_says_oom(engine, name)
-        } else {
-            exit == Some(oom::SIGKILL_EXIT) && oom::kernel_logged_oom(&container.id)
-        };
+        && ((exit == Some(oom::SIGKILL_EXIT) && oom::kernel_logged_oom(&container.id))
+            || (caps.engine.reports_oom(&caps.cgroup_version)
+                && oom::engine_says_oom(engine, name)));
     if oom {
         report.oom_killed = true;
         report.limits_hit.push("memory".into());
