@@ -12,7 +12,10 @@
 //! 6. [`readiness`] — the 19 reason codes and TypedDict proofs → [`apizr_ir::ReadinessReport`].
 //! 7. [`unparse`] — the CPython 3.11 `ast.unparse` port used for every `declared` text.
 //! 8. [`project`] — a whole directory, inspected in parallel.
-//! 9. [`interface`] — InvocationContracts of eligible capabilities and selection (contract 5).
+//! 9. [`interface`] — InvocationContracts of eligible capabilities and selection.
+//!
+//! The parser and the unparser recurse: run inspection and planning through
+//! [`on_inspect_stack`] (a thread with a large stack), as every apizr command does.
 
 pub mod budget;
 pub mod decode;
@@ -24,6 +27,7 @@ pub mod notebook;
 pub mod project;
 pub mod readiness;
 pub mod source;
+pub mod stack;
 pub mod unparse;
 
 use apizr_ir::{
@@ -32,6 +36,7 @@ use apizr_ir::{
 
 pub use error::{InspectError, Position};
 pub use module::ParsedModule;
+pub use stack::{StackError, on_inspect_stack};
 
 /// Options beyond the reference tool's behaviour. The defaults reproduce 0.4.6 exactly.
 #[derive(Debug, Clone, Copy, Default)]

@@ -18,6 +18,8 @@
 //! * every answer, worker → server: `<status>\n<value JSON>\n` (`ensure_ascii=False`, compact,
 //!   insertion order; the value is `null` unless the status is `success`).
 
+pub mod executor;
+
 use std::path::PathBuf;
 use std::process::Stdio;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -333,7 +335,7 @@ async fn exchange(worker: &mut Worker, frame: &[u8]) -> Result<PoolAnswer, PoolE
     );
     let status = std::str::from_utf8(status)
         .ok()
-        .and_then(Status::from_wire)
+        .and_then(Status::from_wire_v1)
         .ok_or_else(bad)?;
     Ok(PoolAnswer {
         status,

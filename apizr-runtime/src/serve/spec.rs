@@ -1,54 +1,20 @@
-//! The serving core shared by the REST and MCP transports: what is served ([`ServeSpec`]),
-//! how it runs ([`ExecutionMode`]) and one entry point per call ([`Invoker::call`], in
-//! `invoker.rs`) whose
-//! [`CallResult`] each transport maps to its own wire form (REST codes of contract 8.2/8.4/8.5,
-//! MCP texts of 8.3).
+//! What a server serves: [`ServeSpec`] (capabilities, source, execution mode, gates), shared
+//! by the REST and MCP transports and by `apizr serve`, bundles and generated projects.
 //!
-//! Why one core: admission, validation (with the reference's detail strings), concurrency
-//! gates, the warm pool and governed execution must behave identically on every transport.
+//! Plain data: loading a bundle (`bundle.rs`), running calls (`invoker.rs`) and answering them
+//! (`reply.rs`) build on these types and never the other way round.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Duration;
 
 use apizr_ir::interface::InvocationContract;
-use apizr_ir::policy::PolicyV1;
-use apizr_ir::policy_v2::PolicyV2;
+use apizr_ir::policy::AnyPolicy;
 use apizr_ir::{Digest, Value};
 use tokio::sync::oneshot;
 
-pub use super::invoker::Invoker;
 use crate::local::runtime::LauncherLocation;
 use crate::oci::RuntimeImage;
 use crate::request::Executable;
-use crate::status::Status;
-
-/// The generic admission detail (contract 8.2, 8.6).
-pub const ADMISSION_DETAIL: &str = "JSON admission limit or encoding rejected";
-/// Governed invalid-input detail (contract 8.4).
-pub const GOVERNED_INVALID_DETAIL: &str = "Invalid request arguments";
-/// Largest request body (REST 413 past it).
-pub const MAX_BODY_BYTES: usize = 64 * 1024 * 1024;
-
-#[derive(Debug, thiserror::Error)]
-pub enum ServeError {
-    #[error("bundle: {0}")]
-    Bundle(String),
-    #[error("{path}: {source}")]
-    Io {
-        path: PathBuf,
-        source: std::io::Error,
-    },
-    #[error("artifact digest mismatch: {0}")]
-    Digest(String),
-    #[error("policy: {0}")]
-    Policy(String),
-    #[error("worker pool: {0}")]
-    Pool(#[from] crate::pool::PoolError),
-    #[error("{0}")]
-    Usage(String),
-    #[error("container backend: {0}")]
-    Backend(String),
-}
 
 /// One capability as served.
 #[derive(Debug, Clone)]
@@ -56,7 +22,7 @@ pub struct ServedCapability {
     /// The Python function name (REST route `/capabilities/<name>`).
     pub name: String,
     pub contract: InvocationContract,
-    /// The request (tool input) schema of contract 5.3.
+    /// The request (tool input) schema.
     pub request_schema: Value,
 }
 
@@ -72,19 +38,32 @@ impl ServedCapability {
 
 /// How calls run.
 #[derive(Debug, Clone)]
+#[expect(
+    clippy::large_enum_variant,
+    reason = "built once per server; boxing the policy would only complicate constructors"
+)]
 pub enum ExecutionMode {
     /// Warm pool of persistent workers; state persists; `timeout` kills and respawns.
     Direct {
         workers: usize,
         timeout: Option<Duration>,
     },
-    /// A fresh governed worker per call (`apizr.execution/v1`, local-process backend).
-    Governed(PolicyV1),
-    /// A fresh container per call (`apizr.execution/v2`, oci-container backend).
-    Oci {
-        policy: Box<PolicyV2>,
-        image: RuntimeImage,
+    /// Governed: a fresh sandboxed worker per call under a v1 policy, or a fresh container
+    /// per call under a v2 policy in `image` (see `AnyExecutor::for_policy`).
+    Governed {
+        policy: AnyPolicy,
+        image: Option<RuntimeImage>,
     },
+}
+
+impl ExecutionMode {
+    /// A governed mode under a v1 policy.
+    pub fn governed_v1(policy: apizr_ir::policy::PolicyV1) -> Self {
+        ExecutionMode::Governed {
+            policy: AnyPolicy::V1(policy),
+            image: None,
+        }
+    }
 }
 
 /// The executable source and its bindings.
@@ -186,11 +165,6 @@ impl ServeSpec {
         }
     }
 
-    /// Read a generated project's contract files and verify every artifact digest.
-    pub fn from_bundle_dir(dir: &Path) -> Result<ServeSpec, ServeError> {
-        super::bundle::load(dir)
-    }
-
     pub fn capability(&self, name: &str) -> Option<&ServedCapability> {
         self.capabilities.iter().find(|c| c.name == name)
     }
@@ -199,41 +173,6 @@ impl ServeSpec {
 /// `APIZR_PYTHON` or `python3`.
 pub fn default_python() -> PathBuf {
     std::env::var_os("APIZR_PYTHON").map_or_else(|| PathBuf::from("python3"), PathBuf::from)
-}
-
-/// The outcome of one call, before a transport maps it.
-#[derive(Debug, Clone, PartialEq)]
-pub enum CallResult {
-    Success(Value),
-    /// The wire detail (mode-specific: a 5.5 message in direct mode, the generic one governed).
-    InvalidInput(String),
-    Timeout,
-    ResourceLimit,
-    Busy {
-        retry_after: Duration,
-    },
-    /// One call's memory limit exceeds the server's whole governed memory budget, so it can
-    /// never be admitted (REST 503).
-    OverCapacity,
-    Unknown,
-    /// Anything else, with the runtime status when there was one.
-    Failed(Option<Status>),
-}
-
-impl CallResult {
-    /// A short label for metrics.
-    pub fn label(&self) -> &'static str {
-        match self {
-            CallResult::Success(_) => "success",
-            CallResult::InvalidInput(_) => "invalid_input",
-            CallResult::Timeout => "timeout",
-            CallResult::ResourceLimit => "resource_limit",
-            CallResult::Busy { .. } => "busy",
-            CallResult::OverCapacity => "over_capacity",
-            CallResult::Unknown => "unknown",
-            CallResult::Failed(_) => "failed",
-        }
-    }
 }
 
 /// A cancellation signal: fires when its [`CancelGuard`] is dropped (or cancelled).
@@ -257,7 +196,7 @@ impl CancelOnDrop {
         CancelOnDrop(None)
     }
 
-    pub(super) async fn cancelled(self) {
+    pub(crate) async fn cancelled(self) {
         match self.0 {
             Some(rx) => {
                 let _ = rx.await;
