@@ -198,7 +198,15 @@ fn ir_from_json(v: &Json) -> CapabilityIr {
             evidence: evidence(&c["evidence"]),
         })
         .collect();
-    let kinds = DiagnosticKind::ALL;
+    let kinds = [
+        DiagnosticKind::DuplicateDefinition,
+        DiagnosticKind::Variadic,
+        DiagnosticKind::ControlFlow,
+        DiagnosticKind::AmbiguousOverload,
+        DiagnosticKind::Decorated,
+        DiagnosticKind::LambdaAssignment,
+        DiagnosticKind::UnknownTypeStructure,
+    ];
     let diagnostics = v["diagnostics"]
         .as_array()
         .unwrap()

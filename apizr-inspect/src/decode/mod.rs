@@ -14,7 +14,6 @@
 
 mod codec;
 mod cookie;
-mod failure;
 mod tables;
 mod wide;
 

@@ -20,6 +20,7 @@ use super::engine::EngineError;
 use super::engine_kind::{EngineCapabilities, EngineKind};
 use super::http::{Body, HttpError};
 use super::oom;
+use super::status::{EnvelopeV2, OciStatus};
 use super::stream;
 use super::verify::{self, Expected, Refusal};
 use super::{Connected, OciCall, OciReport};
@@ -34,7 +35,7 @@ pub(super) fn run_container(
     temp_root: &Path,
     deadline: Instant,
     report: &mut OciReport,
-) -> Envelope {
+) -> EnvelopeV2 {
     let payload = match encode_payload(call, programs) {
         Ok(p) => p,
         Err(envelope) => return envelope,
@@ -49,12 +50,12 @@ pub(super) fn run_container(
 pub(super) fn encode_payload(
     call: &OciCall<'_>,
     programs: Option<&[Vec<u8>]>,
-) -> Result<Vec<u8>, Envelope> {
+) -> Result<Vec<u8>, EnvelopeV2> {
     let mut request = call.call.clone();
     request.policy = call.policy.worker_policy();
     match encode_request(&request, programs) {
         Ok(p) if p.len() <= MAX_REQUEST_BYTES => Ok(p),
-        _ => Err(Envelope::status(Status::InvalidInput)),
+        _ => Err(EnvelopeV2::status(OciStatus::V1(Status::InvalidInput))),
     }
 }
 
@@ -75,7 +76,7 @@ pub(super) fn launch(
     temp_root: &Path,
     deadline: Instant,
     report: &mut OciReport,
-) -> Result<Launched, Envelope> {
+) -> Result<Launched, EnvelopeV2> {
     let started = Instant::now();
     let (engine, caps) = &connected.pair;
     let executable = &call.call.executable.bytes;
@@ -88,13 +89,13 @@ pub(super) fn launch(
     )
     .map_err(|e| {
         report.detail = Some(format!("bundle: {e}"));
-        Envelope::status(Status::WorkerFailed)
+        EnvelopeV2::status(OciStatus::V1(Status::WorkerFailed))
     })?;
     let name = random_hex()
         .map(|hex| format!("apizr-oci-{hex}"))
         .map_err(|e| {
             report.detail = Some(format!("container name: {e}"));
-            Envelope::status(Status::WorkerFailed)
+            EnvelopeV2::status(OciStatus::V1(Status::WorkerFailed))
         })?;
     report.container = Some(name.clone());
     // Armed before `create` is sent: a create that succeeds after our deadline is removed too.
@@ -114,12 +115,12 @@ pub(super) fn launch(
         let envelope = match *e {
             EngineError::Unreachable(HttpError::Deadline) => {
                 report.limits_hit.push("wall_time".into());
-                Envelope::status(Status::Timeout)
+                EnvelopeV2::status(OciStatus::V1(Status::Timeout))
             }
             EngineError::Api { status: 404, .. } => {
-                Envelope::status(Status::RuntimeImageUnavailable)
+                EnvelopeV2::status(OciStatus::RuntimeImageUnavailable)
             }
-            _ => Envelope::status(Status::WorkerFailed),
+            _ => EnvelopeV2::status(OciStatus::V1(Status::WorkerFailed)),
         };
         return Err(removed_or_cleanup_failed(&mut guard, envelope, report));
     }
@@ -140,7 +141,7 @@ pub(super) fn launch(
         Ok(verified) => report.verified = Some(verified),
         Err(detail) => {
             report.detail = Some(detail);
-            let envelope = Envelope::status(Status::BackendUnavailable);
+            let envelope = EnvelopeV2::status(OciStatus::BackendUnavailable);
             return Err(removed_or_cleanup_failed(&mut guard, envelope, report));
         }
     }
@@ -156,7 +157,7 @@ pub(super) fn launch(
         Ok(resp) if resp.is_success() || resp.status == 304 => None,
         Ok(resp) => {
             report.detail = Some(format!("start: {} {}", resp.status, resp.message()));
-            Some(Envelope::status(Status::WorkerFailed))
+            Some(EnvelopeV2::status(OciStatus::V1(Status::WorkerFailed)))
         }
         Err(e) => Some(transport_failure(report, "start", e)),
     };
@@ -195,7 +196,7 @@ pub(super) fn finish(
     call: &OciCall<'_>,
     deadline: Instant,
     report: &mut OciReport,
-) -> Envelope {
+) -> EnvelopeV2 {
     let Launched {
         mut guard,
         id,
@@ -217,9 +218,9 @@ pub(super) fn finish(
 
 fn removed_or_cleanup_failed(
     guard: &mut ContainerGuard,
-    envelope: Envelope,
+    envelope: EnvelopeV2,
     report: &mut OciReport,
-) -> Envelope {
+) -> EnvelopeV2 {
     let started = Instant::now();
     let removal = guard.remove();
     report.timings.remove_ms = millis(started.elapsed());
@@ -230,7 +231,7 @@ fn removed_or_cleanup_failed(
         }
         Err(e) => {
             report.detail = Some(format!("cleanup: {e}"));
-            Envelope::status(Status::CleanupFailed)
+            EnvelopeV2::status(OciStatus::CleanupFailed)
         }
     }
 }
@@ -253,7 +254,7 @@ fn exchange(
     call: &OciCall<'_>,
     deadline: Instant,
     report: &mut OciReport,
-) -> Envelope {
+) -> EnvelopeV2 {
     let (engine, caps) = &connected.pair;
     let name = container.name.as_str();
     let started = Instant::now();
@@ -270,11 +271,11 @@ fn exchange(
     }
     if out.timed_out {
         report.limits_hit.push("wall_time".into());
-        return Envelope::status(Status::Timeout);
+        return EnvelopeV2::status(OciStatus::V1(Status::Timeout));
     }
     if out.overflow {
         report.limits_hit.push("output".into());
-        return Envelope::status(Status::OutputLimit);
+        return EnvelopeV2::status(OciStatus::V1(Status::OutputLimit));
     }
     if attestation.is_none() {
         // Whatever answered did not run our checks first.
@@ -288,7 +289,7 @@ fn exchange(
     let envelope = match exit {
         None if Instant::now() >= deadline => {
             report.limits_hit.push("wall_time".into());
-            return Envelope::status(Status::Timeout);
+            return EnvelopeV2::status(OciStatus::V1(Status::Timeout));
         }
         Some(0) => match protocol::decode_response(&out.stdout, max_output) {
             Ok(envelope) => envelope,
@@ -318,18 +319,18 @@ fn exchange(
     if oom {
         report.oom_killed = true;
         report.limits_hit.push("memory".into());
-        return Envelope::status(Status::ResourceLimit);
+        return EnvelopeV2::status(OciStatus::ResourceLimit);
     }
-    envelope
+    EnvelopeV2::from_worker(envelope)
 }
 
-fn transport_failure(report: &mut OciReport, step: &str, e: HttpError) -> Envelope {
+fn transport_failure(report: &mut OciReport, step: &str, e: HttpError) -> EnvelopeV2 {
     report.detail = Some(format!("{step}: {e}"));
     if matches!(e, HttpError::Deadline) {
         report.limits_hit.push("wall_time".into());
-        Envelope::status(Status::Timeout)
+        EnvelopeV2::status(OciStatus::V1(Status::Timeout))
     } else {
-        Envelope::status(Status::WorkerFailed)
+        EnvelopeV2::status(OciStatus::V1(Status::WorkerFailed))
     }
 }
 
@@ -338,7 +339,7 @@ fn refuse_inside(
     report: &mut OciReport,
     control: &str,
     seen: Option<&attest::Attestation>,
-) -> Envelope {
+) -> EnvelopeV2 {
     let refusal = Refusal {
         control: verify::control_name(control),
         expected: "as requested (see verified)".into(),
@@ -350,5 +351,5 @@ fn refuse_inside(
     };
     report.detail = Some(refusal.to_string());
     report.refused = Some(refusal);
-    Envelope::status(Status::BackendUnavailable)
+    EnvelopeV2::status(OciStatus::BackendUnavailable)
 }

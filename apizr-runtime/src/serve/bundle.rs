@@ -15,10 +15,10 @@ use apizr_ir::policy::AnyPolicy;
 use apizr_ir::policy_v2::PolicyV2;
 use apizr_ir::{Digest, Value};
 
+use super::core::{
+    ExecutionMode, Gates, ServeError, ServeSource, ServeSpec, ServedCapability, default_python,
+};
 use super::decode;
-use super::error::{BundleError, ServeError};
-use super::spec::{ExecutionMode, Gates, ServeSource, ServeSpec, ServedCapability, default_python};
-use crate::call::ExecutorError;
 use crate::oci::RuntimeImage;
 use crate::request::Executable;
 
@@ -32,7 +32,7 @@ fn read(dir: &Path, rel: &str) -> Result<Vec<u8>, ServeError> {
         .components()
         .any(|c| !matches!(c, Component::Normal(_)))
     {
-        return Err(BundleError::UnsafePath(rel.to_string()).into());
+        return Err(ServeError::Bundle(format!("unsafe artifact path {rel:?}")));
     }
     let path = dir.join(rel_path);
     let meta = std::fs::symlink_metadata(&path).map_err(|source| ServeError::Io {
@@ -40,7 +40,7 @@ fn read(dir: &Path, rel: &str) -> Result<Vec<u8>, ServeError> {
         source,
     })?;
     if !meta.is_file() || meta.len() > MAX_FILE {
-        return Err(BundleError::NotAFile(rel.to_string()).into());
+        return Err(ServeError::Bundle(format!("{rel}: not a regular file")));
     }
     std::fs::read(&path).map_err(|source| ServeError::Io { path, source })
 }
@@ -52,17 +52,10 @@ fn digest_of(v: &Value) -> Option<String> {
     }
 }
 
-fn str_field<'a>(v: &'a Value, key: &'static str) -> Result<&'a str, BundleError> {
+fn str_field<'a>(v: &'a Value, key: &str) -> Result<&'a str, ServeError> {
     match v.get(key) {
         Some(Value::Str(s)) => Ok(s),
-        _ => Err(BundleError::MissingField(key)),
-    }
-}
-
-impl ServeSpec {
-    /// Read a generated project's contract files and verify every artifact digest.
-    pub fn from_bundle_dir(dir: &Path) -> Result<ServeSpec, ServeError> {
-        load(dir)
+        _ => Err(ServeError::Bundle(format!("manifest field {key} missing"))),
     }
 }
 
@@ -71,19 +64,23 @@ pub fn load(dir: &Path) -> Result<ServeSpec, ServeError> {
     let manifest_name = ["apizr-rest.json", "apizr-mcp.json"]
         .into_iter()
         .find(|n| dir.join(n).is_file())
-        .ok_or_else(|| BundleError::NoManifest(dir.to_path_buf()))?;
+        .ok_or_else(|| {
+            ServeError::Bundle(format!(
+                "{}: no apizr-rest.json or apizr-mcp.json",
+                dir.display()
+            ))
+        })?;
     let raw = read(dir, manifest_name)?;
-    let manifest = parse_permissive(&raw).map_err(|source| BundleError::Json {
-        file: manifest_name.to_string(),
-        source,
-    })?;
+    let manifest =
+        parse_permissive(&raw).map_err(|e| ServeError::Bundle(format!("{manifest_name}: {e}")))?;
 
     // 1. Every listed artifact hashes to its recorded digest.
     let Some(Value::Object(artifacts)) = manifest.get("artifacts") else {
-        return Err(BundleError::MissingSection("artifacts").into());
+        return Err(ServeError::Bundle("manifest has no artifacts".into()));
     };
     for (rel, digest) in artifacts {
-        let want = digest_of(digest).ok_or_else(|| BundleError::MalformedDigest(rel.clone()))?;
+        let want = digest_of(digest)
+            .ok_or_else(|| ServeError::Bundle(format!("{rel}: malformed digest")))?;
         if Digest::sha256(&read(dir, rel)?).value != want {
             return Err(ServeError::Digest(rel.clone()));
         }
@@ -95,7 +92,7 @@ pub fn load(dir: &Path) -> Result<ServeSpec, ServeError> {
     let bound = manifest
         .get("executable_digest")
         .and_then(digest_of)
-        .ok_or(BundleError::MissingField("executable_digest"))?;
+        .ok_or_else(|| ServeError::Bundle("executable_digest missing".into()))?;
     let bytes = read(dir, &executable_path)?;
     let executable = Executable::new(bytes);
     if executable.digest.value != bound {
@@ -105,7 +102,7 @@ pub fn load(dir: &Path) -> Result<ServeSpec, ServeError> {
         .get("source")
         .map(|s| str_field(s, "module"))
         .transpose()?
-        .ok_or(BundleError::MissingField("source.module"))?
+        .ok_or_else(|| ServeError::Bundle("source.module missing".into()))?
         .to_string();
     let as_digest = |key: &str| {
         manifest.get(key).and_then(digest_of).map(|value| Digest {
@@ -123,13 +120,13 @@ pub fn load(dir: &Path) -> Result<ServeSpec, ServeError> {
         "tools"
     };
     let Some(Value::Array(entries)) = manifest.get(key) else {
-        return Err(BundleError::MissingSection(key).into());
+        return Err(ServeError::Bundle(format!("manifest has no {key}")));
     };
     let mut capabilities = Vec::with_capacity(entries.len());
     for entry in entries {
-        let contract = decode::contract(entry).map_err(BundleError::from)?;
+        let contract = decode::contract(entry)?;
         let Value::Object(map) = entry else {
-            return Err(BundleError::MissingSection("contract object").into());
+            return Err(ServeError::Bundle("contract is not an object".into()));
         };
         let mut core = map.clone();
         for extra in ["route", "method", "tool_name", "input_schema"] {
@@ -137,10 +134,15 @@ pub fn load(dir: &Path) -> Result<ServeSpec, ServeError> {
         }
         let want = Value::Object(core)
             .canonical_bytes()
-            .map_err(BundleError::from)?;
-        let got = contract.canonical_bytes().map_err(BundleError::from)?;
+            .map_err(|e| ServeError::Bundle(e.to_string()))?;
+        let got = contract
+            .canonical_bytes()
+            .map_err(|e| ServeError::Bundle(e.to_string()))?;
         if want != got {
-            return Err(BundleError::NotRoundTrip(contract.capability_id).into());
+            return Err(ServeError::Bundle(format!(
+                "contract {} does not round-trip",
+                contract.capability_id
+            )));
         }
         capabilities.push(ServedCapability::new(contract));
     }
@@ -148,15 +150,14 @@ pub fn load(dir: &Path) -> Result<ServeSpec, ServeError> {
     // 4. Mode: governed when the bundle carries a policy (which must itself be an artifact).
     let mode = if dir.join("execution/policy.json").exists() {
         if !listed("execution/policy.json") {
-            return Err(BundleError::NotListed("execution/policy.json").into());
+            return Err(ServeError::Bundle(
+                "execution/policy.json is not a listed artifact".into(),
+            ));
         }
         let raw = read(dir, "execution/policy.json")?;
-        match AnyPolicy::from_slice(&raw)? {
+        match AnyPolicy::from_slice(&raw).map_err(|e| ServeError::Policy(e.to_string()))? {
             AnyPolicy::V2(policy) => oci_mode(dir, policy, &listed)?,
-            policy @ AnyPolicy::V1(_) => ExecutionMode::Governed {
-                policy,
-                image: None,
-            },
+            AnyPolicy::V1(policy) => ExecutionMode::Governed(policy),
         }
     } else {
         ExecutionMode::Direct {
@@ -198,29 +199,28 @@ fn oci_mode(
     listed: &dyn Fn(&str) -> bool,
 ) -> Result<ExecutionMode, ServeError> {
     if let Some(refusal) = policy.refusal() {
-        return Err(ExecutorError::Refused(refusal).into());
+        return Err(ServeError::Policy(refusal.to_string()));
     }
     if !listed("execution/bundle.json") {
-        return Err(BundleError::NotListed("execution/bundle.json").into());
+        return Err(ServeError::Bundle(
+            "execution/bundle.json is not a listed artifact".into(),
+        ));
     }
     let raw = read(dir, "execution/bundle.json")?;
     let bundle: serde_json::Value =
-        serde_json::from_slice(&raw).map_err(|e| BundleError::Document {
-            file: "execution/bundle.json",
-            message: e.to_string(),
-        })?;
-    let field = |key: &'static str| {
+        serde_json::from_slice(&raw).map_err(|e| ServeError::Bundle(e.to_string()))?;
+    let field = |key: &str| {
         bundle
             .get("runtime")
             .and_then(|r| r.get(key))
             .and_then(|v| v.as_str())
-            .ok_or(BundleError::RuntimeField(key))
+            .ok_or_else(|| ServeError::Bundle(format!("execution/bundle.json: runtime.{key}")))
     };
-    let image =
-        RuntimeImage::parse(field("image")?, field("platform")?).map_err(BundleError::from)?;
-    Ok(ExecutionMode::Governed {
-        policy: AnyPolicy::V2(policy),
-        image: Some(image),
+    let image = RuntimeImage::parse(field("image")?, field("platform")?)
+        .map_err(|e| ServeError::Bundle(e.to_string()))?;
+    Ok(ExecutionMode::Oci {
+        policy: Box::new(policy),
+        image,
     })
 }
 

@@ -9,43 +9,38 @@ use apizr_ir::interface::{ContractExecution, ContractParameter, InvocationContra
 use apizr_ir::readiness::{ObjectField, TypeKind, TypeSpec};
 use apizr_ir::{ParameterKind, Value};
 
-/// A contract entry that is not a well-formed contract: the field that is wrong.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("malformed contract: {field}")]
-pub struct ContractError {
-    pub field: &'static str,
+use super::core::ServeError;
+
+fn bad(what: &str) -> ServeError {
+    ServeError::Bundle(format!("malformed contract: {what}"))
 }
 
-fn bad(field: &'static str) -> ContractError {
-    ContractError { field }
-}
-
-fn field<'a>(v: &'a Value, key: &'static str) -> Result<&'a Value, ContractError> {
+fn field<'a>(v: &'a Value, key: &str) -> Result<&'a Value, ServeError> {
     v.get(key).ok_or_else(|| bad(key))
 }
 
-fn string(v: &Value, key: &'static str) -> Result<String, ContractError> {
+fn string(v: &Value, key: &str) -> Result<String, ServeError> {
     match field(v, key)? {
         Value::Str(s) => Ok(s.clone()),
         _ => Err(bad(key)),
     }
 }
 
-fn boolean(v: &Value, key: &'static str) -> Result<bool, ContractError> {
+fn boolean(v: &Value, key: &str) -> Result<bool, ServeError> {
     match field(v, key)? {
         Value::Bool(b) => Ok(*b),
         _ => Err(bad(key)),
     }
 }
 
-fn array<'a>(v: &'a Value, key: &'static str) -> Result<&'a [Value], ContractError> {
+fn array<'a>(v: &'a Value, key: &str) -> Result<&'a [Value], ServeError> {
     match field(v, key)? {
         Value::Array(a) => Ok(a),
         _ => Err(bad(key)),
     }
 }
 
-fn kind(name: &str) -> Result<TypeKind, ContractError> {
+fn kind(name: &str) -> Result<TypeKind, ServeError> {
     Ok(match name {
         "any" => TypeKind::Any,
         "int" => TypeKind::Int,
@@ -65,7 +60,7 @@ fn kind(name: &str) -> Result<TypeKind, ContractError> {
 }
 
 /// A TypeSpec (`{items, kind, values, variadic[, fields]}`).
-pub fn type_spec(v: &Value) -> Result<TypeSpec, ContractError> {
+pub fn type_spec(v: &Value) -> Result<TypeSpec, ServeError> {
     let items = array(v, "items")?
         .iter()
         .map(type_spec)
@@ -81,7 +76,7 @@ pub fn type_spec(v: &Value) -> Result<TypeSpec, ContractError> {
                         type_spec: type_spec(field(f, "type")?)?,
                     })
                 })
-                .collect::<Result<Vec<_>, ContractError>>()?,
+                .collect::<Result<Vec<_>, ServeError>>()?,
         ),
         Some(_) => return Err(bad("fields")),
     };
@@ -94,7 +89,7 @@ pub fn type_spec(v: &Value) -> Result<TypeSpec, ContractError> {
     })
 }
 
-fn parameter_kind(name: &str) -> Result<ParameterKind, ContractError> {
+fn parameter_kind(name: &str) -> Result<ParameterKind, ServeError> {
     Ok(match name {
         "positional_only" => ParameterKind::PositionalOnly,
         "positional_or_keyword" => ParameterKind::PositionalOrKeyword,
@@ -104,7 +99,7 @@ fn parameter_kind(name: &str) -> Result<ParameterKind, ContractError> {
 }
 
 /// One manifest entry (extra keys such as `route`, `method`, `tool_name` are ignored here).
-pub fn contract(v: &Value) -> Result<InvocationContract, ContractError> {
+pub fn contract(v: &Value) -> Result<InvocationContract, ServeError> {
     let execution = match string(v, "execution")?.as_str() {
         "sync" => ContractExecution::Sync,
         "async" => ContractExecution::Async,
@@ -125,7 +120,7 @@ pub fn contract(v: &Value) -> Result<InvocationContract, ContractError> {
                 type_spec: type_spec(field(p, "type")?)?,
             })
         })
-        .collect::<Result<Vec<_>, ContractError>>()?;
+        .collect::<Result<Vec<_>, ServeError>>()?;
     Ok(InvocationContract {
         capability_id: string(v, "capability_id")?,
         description,

@@ -27,8 +27,7 @@ use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, Stream
 use super::exact::restore;
 use super::handler::McpHandler;
 use super::rewrite::rewrite;
-use crate::call::ADMISSION_DETAIL;
-use crate::serve::error::ServeError;
+use crate::serve::core::{ADMISSION_DETAIL, ServeError};
 use crate::serve::http::{BodyBudget, BodyError, read_body};
 use crate::serve::options::HttpLimits;
 
@@ -253,8 +252,5 @@ pub async fn serve_http(
 ) -> Result<(), ServeError> {
     crate::serve::http::serve(listener, router(handler, options), options.limits, shutdown)
         .await
-        .map_err(|source| ServeError::Server {
-            what: "mcp http server",
-            source,
-        })
+        .map_err(|e| ServeError::Usage(format!("mcp http server: {e}")))
 }
