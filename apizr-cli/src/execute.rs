@@ -1,18 +1,21 @@
 //! `apizr execute SOURCE CAPABILITY --arguments FILE --policy FILE`: run one capability once,
 //! under a policy, in a fresh worker process, and print the result envelope.
 //!
-//! The order of the steps is the reference's (contract 6.1) because it decides which status a
-//! caller sees when several things are wrong: policy file → arguments file → source →
+//! The order of the steps is the reference's because it decides which status a caller sees
+//! when several things are wrong: policy file → arguments file → source →
 //! inspection → selection/eligibility → effect requirements → argument validation → run.
 //! Every failure is an envelope on stdout (exit 1); exit 2 is reserved for usage errors that
 //! clap reports. Unlike the reference, bad arguments never start a worker, and the
 //! network/filesystem/subprocess deny controls are enforced by the runtime (or refused when
 //! this host cannot enforce them) instead of always being refused.
 //!
-//! * [`pydantic`] — the stdout encoding (pydantic `model_dump_json` style, contract 1.1);
-//! * [`report`] — `--report`: timings, the digest chain and the enforcement report;
-//! * v2 (OCI) policies are parsed by [`apizr_ir::policy_v2::PolicyV2`]; v2 calls run in a fresh container through
-//!   `apizr_runtime::oci` (Docker Engine API).
+//! * [`pydantic`] — the stdout encoding (pydantic `model_dump_json` style, as the reference's
+//!   stdout);
+//! * [`report`] — `--report`: timings, the digest chain and the enforcement report.
+//!
+//! The policy is read once as an [`AnyPolicy`]; after validation the call runs through the
+//! runtime's call API: [`AnyExecutor::for_policy`] picks the backend (v1: a fresh sandboxed
+//! process, v2: a fresh container) and [`Outcome`] is printed in its envelope version.
 
 mod pydantic;
 mod report;
@@ -23,20 +26,19 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Instant;
 
-use apizr_inspect::{InspectOptions, interface};
+use apizr_inspect::{InspectOptions, interface, on_inspect_stack};
 use apizr_ir::admission::{DEFAULT_VALUE_BYTES, check_budget, parse_permissive, preflight};
-use apizr_ir::interface::{ContractExecution, InvocationContract};
 use apizr_ir::plan::RuntimePlan;
 use apizr_ir::policy::{AnyPolicy, PolicyV1};
 use apizr_ir::policy_v2::PolicyV2;
 use apizr_ir::{Digest, Value};
 use apizr_runtime::audit::{AUDIT_SCHEMA, AuditRecord, AuditSink, FileAuditSink};
-use apizr_runtime::oci;
+use apizr_runtime::call::{AnyExecutor, BackendKind, Call, Outcome};
+use apizr_runtime::local::executor::LocalExecutor;
+use apizr_runtime::oci::executor::OciExecutor;
+use apizr_runtime::oci::{OciConfig, RuntimeImage};
 use apizr_runtime::validate::validate_arguments;
-use apizr_runtime::{
-    BindingParameter, CallRequest, Executable, ExecutionKind, LauncherLocation, LocalRuntime,
-    RuntimeConfig, Status,
-};
+use apizr_runtime::{Executable, LauncherLocation, RuntimeConfig, Status};
 use clap::{Args, ValueEnum};
 
 use self::report::{Report, Stage};
@@ -50,6 +52,16 @@ pub enum Platform {
     LinuxAmd64,
     #[value(name = "linux/arm64")]
     LinuxArm64,
+}
+
+impl Platform {
+    /// The OCI platform literal.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Platform::LinuxAmd64 => "linux/amd64",
+            Platform::LinuxArm64 => "linux/arm64",
+        }
+    }
 }
 
 #[derive(Debug, Args)]
@@ -86,8 +98,7 @@ pub struct ExecuteArgs {
 
 /// Why the call ended before (or instead of) running.
 struct Failure {
-    /// A v1 status wire name, or `backend_unavailable` (v2).
-    status: &'static str,
+    status: Status,
     stage: Stage,
     detail: String,
     /// Policy v2 answers carry the v2 envelope schema.
@@ -96,7 +107,7 @@ struct Failure {
 
 fn fail(status: Status, stage: Stage, detail: impl std::fmt::Display) -> Failure {
     Failure {
-        status: status.wire_name(),
+        status,
         stage,
         detail: detail.to_string(),
         v2: false,
@@ -118,28 +129,32 @@ pub fn run(args: &ExecuteArgs) -> ExitCode {
         }
     };
     let mut report = Report::new();
-    let (status, value, v2) = match execute(args, audit.clone(), &mut report) {
-        Ok((status, value, v2)) => (status, value, v2),
+    let outcome = match execute(args, audit.clone(), &mut report) {
+        Ok(outcome) => outcome,
         Err(f) => {
             report.finish_stage(f.stage, &f.detail);
             if let Some(sink) = &audit {
                 // The call ended before the runtime (which records the calls it runs).
                 let _ = sink.record(&early_audit_record(args, &report, f.status));
             }
-            (f.status, Value::Null, f.v2)
+            let outcome = Outcome::status(f.status);
+            if f.v2 {
+                outcome.with_backend(BackendKind::OciContainer)
+            } else {
+                outcome
+            }
         }
     };
-    let schema = if v2 {
-        oci::RESULT_SCHEMA_V2
-    } else {
-        apizr_runtime::RESULT_SCHEMA_V1
-    };
-    println!("{}", pydantic::envelope(schema, status, &value));
-    report.status = status;
+    let schema = outcome.result_schema().wire_name();
+    println!(
+        "{}",
+        pydantic::envelope(schema, outcome.status.wire_name(), &outcome.value)
+    );
+    report.status = outcome.status.wire_name();
     if let Some(target) = &args.report {
         report.write(target);
     }
-    if status == Status::Success.wire_name() {
+    if outcome.is_success() {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)
@@ -149,7 +164,7 @@ pub fn run(args: &ExecuteArgs) -> ExitCode {
 /// The audit record of a call that ended before the runtime: the resolved capability id (or
 /// the capability as requested, when planning did not get that far), the executable and policy
 /// digests when known (empty otherwise), the status and the time spent; no controls ran.
-fn early_audit_record(args: &ExecuteArgs, report: &Report, status: &'static str) -> AuditRecord {
+fn early_audit_record(args: &ExecuteArgs, report: &Report, status: Status) -> AuditRecord {
     AuditRecord {
         schema_version: AUDIT_SCHEMA,
         capability_id: report
@@ -166,15 +181,11 @@ fn early_audit_record(args: &ExecuteArgs, report: &Report, status: &'static str)
             .as_ref()
             .map(Digest::prefixed)
             .unwrap_or_default(),
-        status,
+        status: status.wire_name(),
         duration_ms: report.elapsed_ms(),
         limits_hit: Vec::new(),
         refused: Vec::new(),
         controls: Vec::new(),
-        // Decided here, before any worker ran.
-        status_source: "supervisor",
-        worker_status: None,
-        exit: None,
     }
 }
 
@@ -197,16 +208,15 @@ fn execute(
     args: &ExecuteArgs,
     audit: Option<Arc<dyn AuditSink>>,
     report: &mut Report,
-) -> Result<(&'static str, Value, bool), Failure> {
-    // 1-2. Policy.
+) -> Result<Outcome, Failure> {
+    // 1-2. Policy (the image flags are checked before a v2 document, as the reference does).
     let started = Instant::now();
     let policy_bytes =
         read_limited(&args.policy, MAX_POLICY_BYTES).map_err(|e| invalid(Stage::Policy, e))?;
     let policy_doc: serde_json::Value =
         serde_json::from_slice(&policy_bytes).map_err(|e| invalid(Stage::Policy, e))?;
-    let (policy, v2) = if AnyPolicy::is_v2_document(&policy_doc) {
-        let v2 = policy_v2(args, &policy_doc)?;
-        (v2.worker_policy(), Some(v2))
+    let policy = if AnyPolicy::is_v2_document(&policy_doc) {
+        AnyPolicy::V2(policy_v2(args, &policy_doc)?)
     } else {
         let policy = PolicyV1::from_json(&policy_doc).map_err(|e| invalid(Stage::Policy, e))?;
         if args.runtime_image.is_some() || args.runtime_platform.is_some() {
@@ -215,15 +225,13 @@ fn execute(
                 "--runtime-image/--runtime-platform require an apizr.execution/v2 policy",
             ));
         }
-        (policy, None)
+        AnyPolicy::V1(policy)
     };
-    report.policy_digest = match &v2 {
-        Some(v2) => v2.digest().ok(),
-        None => policy.digest().ok(),
-    };
+    report.policy_digest = policy.digest().ok();
+    let v2 = policy.is_v2();
 
     // 3. Arguments file: byte limit, lexical preflight, permissive decode, finite budget.
-    let limit = policy.limits.max_input_bytes;
+    let limit = policy.limits().max_input_bytes;
     let raw = read_limited(&args.arguments, limit).map_err(|e| invalid(Stage::Arguments, e))?;
     let raw = raw.strip_prefix("\u{feff}".as_bytes()).unwrap_or(&raw);
     preflight(raw, limit).map_err(|e| invalid(Stage::Arguments, e))?;
@@ -232,7 +240,7 @@ fn execute(
     check_budget(&payload, DEFAULT_VALUE_BYTES).map_err(|e| invalid(Stage::Arguments, e))?;
     report.time("read", started);
 
-    // 4. Source and inspection.
+    // 4. Source and inspection (on a large stack: the parser recurses).
     let started = Instant::now();
     let (bytes, kind) =
         apizr_inspect::source::read_source(&args.source).map_err(|e| invalid(Stage::Source, e))?;
@@ -241,9 +249,15 @@ fn execute(
         None => apizr_inspect::source::default_module_name(&args.source)
             .map_err(|e| invalid(Stage::Source, e))?,
     };
-    let (outcome, parsed) =
-        apizr_inspect::inspect_bytes_parsed(&bytes, kind, &module, InspectOptions::default())
-            .map_err(|e| invalid(Stage::Inspect, e))?;
+    let selection = [args.capability.clone()];
+    let (outcome, planned) = on_inspect_stack(|| {
+        let (outcome, parsed) =
+            apizr_inspect::inspect_bytes_parsed(&bytes, kind, &module, InspectOptions::default())
+                .map_err(|e| invalid(Stage::Inspect, e))?;
+        let planned = interface::plan_interfaces(&parsed, &outcome.inspection, Some(&selection));
+        Ok::<_, Failure>((outcome, planned))
+    })
+    .map_err(|e| invalid(Stage::Inspect, e))??;
     let inspection = outcome.inspection;
     let executable_text = outcome.executable;
     report.inspection(&inspection);
@@ -251,15 +265,14 @@ fn execute(
 
     // 5. Plan: selection and eligibility, then effect requirements.
     let started = Instant::now();
-    if let Some(refusal) = v2.as_ref().and_then(PolicyV2::refusal) {
+    if let Some(refusal) = policy.refusal() {
         return Err(fail(
             Status::PolicyRefused,
             Stage::Plan,
             refusal.to_string(),
         ));
     }
-    let selection = [args.capability.clone()];
-    let contract = interface::plan_interfaces(&parsed, &inspection, Some(&selection))
+    let contract = planned
         .map_err(|e| {
             let status = if e.is_refusal() {
                 Status::PolicyRefused
@@ -271,7 +284,7 @@ fn execute(
         .into_iter()
         .next()
         .ok_or_else(|| invalid(Stage::Plan, "no capability selected"))?;
-    if let Some(effect) = policy.effects.require_known.first() {
+    if let Some(effect) = policy.effects().require_known.first() {
         // v1 never infers effects: every required effect is still `unknown`.
         return Err(fail(
             Status::PolicyRefused,
@@ -279,7 +292,7 @@ fn execute(
             format!("unknown_required_effect: {effect}"),
         ));
     }
-    let plan = RuntimePlan::new(&inspection, contract.clone(), policy.clone())
+    let plan = RuntimePlan::new(&inspection, contract.clone(), policy.worker_policy())
         .map_err(|e| invalid(Stage::Plan, e))?;
     report.interface_digest = contract.digest().ok();
     report.plan_digest = plan.digest().ok();
@@ -293,7 +306,7 @@ fn execute(
     // In the reference's OCI runner, argument failures carry the v2 envelope.
     let started = Instant::now();
     let on_v2 = |mut f: Failure| {
-        f.v2 = v2.is_some();
+        f.v2 = v2;
         f
     };
     let canonical = payload
@@ -307,53 +320,55 @@ fn execute(
         return Err(on_v2(invalid(Stage::Validate, detail)));
     }
     request_budget(&payload, &plan).map_err(|e| on_v2(invalid(Stage::Validate, e)))?;
-    let call = validate_arguments(&contract.parameters, &payload)
+    let validated = validate_arguments(&contract.parameters, &payload)
         .map_err(|e| on_v2(invalid(Stage::Validate, e)))?;
     report.time("validate", started);
-    if v2.is_some() {
-        // 7'. Run in a fresh container (apizr_runtime::oci); every outcome is a v2 envelope.
-        let started = Instant::now();
-        let request = call_request(&contract, module, executable, call, policy);
-        let platform = match args.runtime_platform {
-            Some(Platform::LinuxArm64) => "linux/arm64",
-            _ => "linux/amd64",
-        };
-        let image = args.runtime_image.as_deref().unwrap_or_default();
-        let outcome = oci::execute_for_cli(&request, &policy_doc, image, platform, Some(&bytes));
-        report.time("run", started);
-        report.runtime = serde_json::to_value(&outcome.report).ok();
-        report.stage = Stage::Run;
-        let status = outcome.envelope.status.wire_name();
-        if let Some(sink) = &audit {
-            let mut record = early_audit_record(args, report, status);
-            record.limits_hit = outcome.report.limits_hit.clone();
-            let _ = sink.record(&record);
-        }
-        return Ok((status, outcome.envelope.value, true));
-    }
 
-    // 7. Run.
+    // 7. Run through the call API: v1 in a fresh sandboxed process, v2 in a fresh container.
     let started = Instant::now();
-    let request = call_request(&contract, module, executable, call, policy);
-    let mut runtime = LocalRuntime::new(runtime_config());
-    if let Some(sink) = audit {
-        runtime = runtime.with_audit(sink);
-    }
-    let outcome = runtime.execute(&request);
+    let executor = executor(args, policy, audit).map_err(on_v2)?;
+    let call =
+        Call::new(&contract, Executable::new(executable), module, validated).with_original(bytes);
+    let outcome = executor.execute(&call);
     report.time("run", started);
     report.runtime = serde_json::to_value(&outcome.report).ok();
     report.stage = Stage::Run;
-    Ok((
-        outcome.envelope.status.wire_name(),
-        outcome.envelope.value,
-        false,
-    ))
+    Ok(outcome)
+}
+
+/// The executor for the policy: the local-process backend re-executing this binary as its
+/// launcher, or the container backend in the `--runtime-image` (checked by [`policy_v2`]).
+/// Both record each call in the audit sink.
+fn executor(
+    args: &ExecuteArgs,
+    policy: AnyPolicy,
+    audit: Option<Arc<dyn AuditSink>>,
+) -> Result<AnyExecutor, Failure> {
+    Ok(match policy {
+        AnyPolicy::V1(policy) => {
+            let mut local = LocalExecutor::new(policy, runtime_config());
+            if let Some(sink) = audit {
+                local = local.with_audit(sink);
+            }
+            AnyExecutor::Local(Arc::new(local))
+        }
+        AnyPolicy::V2(policy) => {
+            let platform = args.runtime_platform.unwrap_or(Platform::LinuxAmd64);
+            let image = args.runtime_image.as_deref().unwrap_or_default();
+            let image = RuntimeImage::parse(image, platform.as_str())
+                .map_err(|e| invalid(Stage::Run, e))?;
+            let mut oci = OciExecutor::new(policy, image, OciConfig::default());
+            if let Some(sink) = audit {
+                oci = oci.with_audit(sink);
+            }
+            AnyExecutor::Oci(Arc::new(oci))
+        }
+    })
 }
 
 /// A v2 (OCI) policy: the same checks as the reference (both image flags, a `sha256:` image
 /// ID, a strictly valid v2 document); the call then proceeds through reading, planning and
-/// argument validation and runs in a fresh container (`apizr_runtime::oci::execute_for_cli`).
-/// See [`policy_v2`] for the document rules.
+/// argument validation and runs in a fresh container.
 fn policy_v2(args: &ExecuteArgs, doc: &serde_json::Value) -> Result<PolicyV2, Failure> {
     if args.runtime_image.is_none() || args.runtime_platform.is_none() {
         return Err(invalid(
@@ -413,38 +428,6 @@ fn read_limited(path: &Path, limit: u64) -> Result<Vec<u8>, String> {
 /// Returns None if it does not hash to the bound digest.
 fn executable_bytes(executable: Vec<u8>, bound: &Digest) -> Option<Vec<u8>> {
     (Digest::sha256(&executable) == *bound).then_some(executable)
-}
-
-fn call_request(
-    contract: &InvocationContract,
-    module: String,
-    executable: Vec<u8>,
-    call: apizr_runtime::validate::ValidatedCall,
-    policy: PolicyV1,
-) -> CallRequest {
-    CallRequest {
-        capability_id: contract.capability_id.clone(),
-        executable: Executable::new(executable),
-        module,
-        function: contract.name.clone(),
-        execution: match contract.execution {
-            ContractExecution::Sync => ExecutionKind::Sync,
-            ContractExecution::Async => ExecutionKind::Async,
-        },
-        parameters: contract
-            .parameters
-            .iter()
-            .map(|p| BindingParameter {
-                name: p.name.clone(),
-                kind: p.kind,
-                required: p.required,
-                type_spec: p.type_spec.clone(),
-            })
-            .collect(),
-        positional: call.positional,
-        keyword: call.keyword,
-        policy,
-    }
 }
 
 /// The launcher is this binary; the interpreter is `$APIZR_PYTHON` or `python3` (the runtime's

@@ -9,7 +9,8 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::Context as _;
-use apizr_inspect::project::{self, INSPECT_STACK_BYTES, Progress, ProjectOptions};
+use apizr_inspect::on_inspect_stack;
+use apizr_inspect::project::{self, Progress, ProjectOptions};
 use apizr_inspect::{InspectError, InspectOptions, Note, Outcome};
 
 use crate::cli::{Format, InspectArgs};
@@ -26,13 +27,9 @@ pub fn run(args: &InspectArgs) -> anyhow::Result<ExitCode> {
     };
     let path = args.source.clone();
     let module = args.module_name.clone();
-    let outcome = std::thread::Builder::new()
-        .name("apizr-inspect".into())
-        .stack_size(INSPECT_STACK_BYTES)
-        .spawn(move || apizr_inspect::inspect_path(&path, module.as_deref(), options))
-        .context("could not start the inspection thread")?
-        .join()
-        .map_err(|_| anyhow::anyhow!("the inspection thread stopped unexpectedly"))?;
+    let outcome =
+        on_inspect_stack(|| apizr_inspect::inspect_path(&path, module.as_deref(), options))
+            .context("could not start the inspection thread")?;
     match outcome {
         Ok(outcome) => print_file(args, &outcome),
         Err(error) => Ok(file_error(args, &error)),

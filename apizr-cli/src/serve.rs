@@ -11,16 +11,15 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::{Context, anyhow, bail};
-use apizr_inspect::{InspectOptions, interface};
+use apizr_inspect::{InspectOptions, interface, on_inspect_stack};
 use apizr_ir::SourceKind;
 use apizr_ir::plan::BoundSource;
-use apizr_ir::policy::{AnyPolicy, PolicyV1};
-use apizr_ir::policy_v2::PolicyV2;
+use apizr_ir::policy::AnyPolicy;
 use apizr_runtime::Executable;
 use apizr_runtime::oci::RuntimeImage;
-use apizr_runtime::serve::options::{SpecOverrides, serve_blocking};
 use apizr_runtime::serve::{
-    ExecutionMode, HttpLimits, ServeOptions, ServeSource, ServeSpec, Transport,
+    ExecutionMode, HttpLimits, ServeOptions, ServeSource, ServeSpec, SpecOverrides, Transport,
+    serve_blocking,
 };
 use clap::{Args, Subcommand};
 
@@ -199,15 +198,20 @@ pub fn build_spec(args: &ServeArgs) -> anyhow::Result<ServeSpec> {
                 .unwrap_or_else(|| EXAMPLE_MODULE.into()),
         ),
     };
-    let (outcome, parsed) =
-        apizr_inspect::inspect_bytes_parsed(&bytes, kind, &module, InspectOptions::default())?;
-    let inspection = outcome.inspection.clone();
     let selection = args
         .select
         .as_deref()
         .map(interface::parse_selection)
         .transpose()?;
-    let contracts = interface::plan_interfaces(&parsed, &inspection, selection.as_deref())?;
+    // Inspection and planning recurse over the syntax tree: run them on a large stack.
+    let (outcome, contracts) = on_inspect_stack(|| {
+        let (outcome, parsed) =
+            apizr_inspect::inspect_bytes_parsed(&bytes, kind, &module, InspectOptions::default())?;
+        let contracts =
+            interface::plan_interfaces(&parsed, &outcome.inspection, selection.as_deref())?;
+        anyhow::Ok((outcome, contracts))
+    })??;
+    let inspection = outcome.inspection.clone();
     let bound = BoundSource::of(&inspection);
     let executable = Executable::new(outcome.executable);
     if executable.digest != bound.executable_digest {
@@ -237,7 +241,8 @@ pub fn build_spec(args: &ServeArgs) -> anyhow::Result<ServeSpec> {
 }
 
 /// A v1 policy (governed) or a v2 policy with its image (containers), checked as `execute`
-/// checks them.
+/// checks them: a v2 document needs both image flags, a v1 document none, neither may require
+/// a known effect (effects are never inferred) and a v2 policy must not be refused.
 fn read_policy(path: &std::path::Path, args: &ServeArgs) -> anyhow::Result<ExecutionMode> {
     let meta = std::fs::metadata(path).with_context(|| format!("{}", path.display()))?;
     if meta.len() > MAX_POLICY_BYTES {
@@ -245,43 +250,22 @@ fn read_policy(path: &std::path::Path, args: &ServeArgs) -> anyhow::Result<Execu
     }
     let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(path)?)
         .with_context(|| format!("{} is not JSON", path.display()))?;
-    if AnyPolicy::is_v2_document(&doc) {
-        return oci_mode(path, &doc, args);
-    }
-    if args.runtime_image.is_some() || args.runtime_platform.is_some() {
+    let image = if AnyPolicy::is_v2_document(&doc) {
+        let (Some(image), Some(platform)) = (&args.runtime_image, args.runtime_platform) else {
+            bail!("OCI policy requires --runtime-image and --runtime-platform");
+        };
+        Some(RuntimeImage::parse(image, platform.as_str()).map_err(|e| anyhow!(e))?)
+    } else if args.runtime_image.is_some() || args.runtime_platform.is_some() {
         bail!("--runtime-image/--runtime-platform require an apizr.execution/v2 policy");
-    }
-    let policy = PolicyV1::from_json(&doc).map_err(|e| anyhow!("{}: {e}", path.display()))?;
-    if let Some(effect) = policy.effects.require_known.first() {
-        bail!("policy requires a known {effect} effect, but v1 never infers effects");
-    }
-    Ok(ExecutionMode::Governed(policy))
-}
-
-/// `apizr.execution/v2`: both image flags, a full image ID, a valid document that the OCI
-/// backend does not refuse.
-fn oci_mode(
-    path: &std::path::Path,
-    doc: &serde_json::Value,
-    args: &ServeArgs,
-) -> anyhow::Result<ExecutionMode> {
-    let (Some(image), Some(platform)) = (&args.runtime_image, args.runtime_platform) else {
-        bail!("OCI policy requires --runtime-image and --runtime-platform");
+    } else {
+        None
     };
-    let platform = match platform {
-        Platform::LinuxAmd64 => "linux/amd64",
-        Platform::LinuxArm64 => "linux/arm64",
-    };
-    let image = RuntimeImage::parse(image, platform).map_err(|e| anyhow!(e))?;
-    let policy = PolicyV2::from_json(doc).map_err(|e| anyhow!("{}: {e}", path.display()))?;
+    let policy = AnyPolicy::from_json(&doc).map_err(|e| anyhow!("{}: {e}", path.display()))?;
     if let Some(refusal) = policy.refusal() {
         bail!("{}: {refusal}", path.display());
     }
-    if let Some(effect) = policy.effects.require_known.first() {
+    if let Some(effect) = policy.effects().require_known.first() {
         bail!("policy requires a known {effect} effect, but v1 never infers effects");
     }
-    Ok(ExecutionMode::Oci {
-        policy: Box::new(policy),
-        image,
-    })
+    Ok(ExecutionMode::Governed { policy, image })
 }

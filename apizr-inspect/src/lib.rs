@@ -8,22 +8,29 @@
 //!    [`notebook`] — `.ipynb` → exported Python text (the nbconvert layout, natively).
 //! 3. [`budget`] — nesting pre-scan before parsing, and the 100k-node / depth-128 AST budget.
 //! 4. [`module`] — parse with the CPython 3.11 grammar (ruff's parser).
-//! 5. [`discovery`] — candidates, overloads, diagnostics → [`apizr_ir::CapabilityIr`].
-//! 6. [`readiness`] — the 19 reason codes and TypedDict proofs → [`apizr_ir::ReadinessReport`].
-//! 7. [`unparse`] — the CPython 3.11 `ast.unparse` port used for every `declared` text.
-//! 8. [`project`] — a whole directory, inspected in parallel.
-//! 9. [`interface`] — InvocationContracts of eligible capabilities and selection (contract 5).
+//! 5. [`facts`] — one walk over the module: statements, bindings, calls, imports, mutations,
+//!    each tagged with its scope and context; every later stage queries it.
+//! 6. [`discovery`] — candidates, overloads, diagnostics → [`apizr_ir::CapabilityIr`].
+//! 7. [`readiness`] — the 19 reason codes and TypedDict proofs → [`apizr_ir::ReadinessReport`].
+//! 8. [`unparse`] — the CPython 3.11 `ast.unparse` port used for every `declared` text.
+//! 9. [`project`] — a whole directory, inspected in parallel.
+//! 10. [`interface`] — InvocationContracts of eligible capabilities and selection.
+//!
+//! The parser and the unparser recurse: run inspection and planning through
+//! [`on_inspect_stack`] (a thread with a large stack), as every apizr command does.
 
 pub mod budget;
 pub mod decode;
 pub mod discovery;
 pub mod error;
+pub mod facts;
 pub mod interface;
 pub mod module;
 pub mod notebook;
 pub mod project;
 pub mod readiness;
 pub mod source;
+pub mod stack;
 pub mod unparse;
 
 use apizr_ir::{
@@ -32,6 +39,7 @@ use apizr_ir::{
 
 pub use error::{InspectError, Position};
 pub use module::ParsedModule;
+pub use stack::{StackError, on_inspect_stack};
 
 /// Options beyond the reference tool's behaviour. The defaults reproduce 0.4.6 exactly.
 #[derive(Debug, Clone, Copy, Default)]
@@ -109,13 +117,15 @@ pub fn inspect_bytes_parsed(
         digest: Digest::sha256(bytes),
         transformed_digest,
     };
-    let ir = discovery::build_ir(&parsed, record);
+    let facts = facts::ModuleFacts::collect(&parsed);
+    let ir = discovery::build_ir(&parsed, &facts, record);
     if let Some(error) = parsed.take_unparse_error() {
         return Err(error.into());
     }
     reject_duplicate_parameters(&ir)?;
     let ir_digest = Digest::sha256(&ir.canonical_bytes()?);
-    let readiness = readiness::assess(&parsed, &ir, ir_digest.clone());
+    let readiness = readiness::assess_with(&parsed, &facts, &ir, ir_digest.clone());
+    drop(facts);
     if let Some(error) = parsed.take_unparse_error() {
         return Err(error.into());
     }

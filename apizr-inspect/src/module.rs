@@ -125,6 +125,39 @@ impl ParsedModule {
         }
     }
 
+    /// CPython's `lineno` of a statement: for a decorated `def`/`class`, the line of the
+    /// keyword (ruff's range starts at the first decorator).
+    pub fn stmt_line(&self, stmt: &Stmt) -> u32 {
+        let last_decorator = match stmt {
+            Stmt::FunctionDef(def) => def.decorator_list.last(),
+            Stmt::ClassDef(class) => class.decorator_list.last(),
+            _ => None,
+        };
+        let Some(decorator) = last_decorator else {
+            return self.start_line(stmt);
+        };
+        // Skip trivia after the decorator: whitespace, comments, line continuations and the
+        // closing parentheses of a parenthesized decorator expression.
+        let bytes = self.text.as_bytes();
+        let mut offset = usize::from(decorator.end());
+        while let Some(&byte) = bytes.get(offset) {
+            match byte {
+                b' ' | b'\t' | b'\x0c' | b'\r' | b'\n' | b'\\' | b')' => offset += 1,
+                b'#' => {
+                    while bytes
+                        .get(offset)
+                        .is_some_and(|b| *b != b'\n' && *b != b'\r')
+                    {
+                        offset += 1;
+                    }
+                }
+                _ => break,
+            }
+        }
+        let offset = u32::try_from(offset).unwrap_or(u32::MAX);
+        self.line(TextSize::from(offset).min(stmt.end()))
+    }
+
     /// Source text of a node.
     pub fn slice<T: Ranged>(&self, node: &T) -> &str {
         &self.text[node.range()]

@@ -198,15 +198,7 @@ fn ir_from_json(v: &Json) -> CapabilityIr {
             evidence: evidence(&c["evidence"]),
         })
         .collect();
-    let kinds = [
-        DiagnosticKind::DuplicateDefinition,
-        DiagnosticKind::Variadic,
-        DiagnosticKind::ControlFlow,
-        DiagnosticKind::AmbiguousOverload,
-        DiagnosticKind::Decorated,
-        DiagnosticKind::LambdaAssignment,
-        DiagnosticKind::UnknownTypeStructure,
-    ];
+    let kinds = DiagnosticKind::ALL;
     let diagnostics = v["diagnostics"]
         .as_array()
         .unwrap()

@@ -253,6 +253,16 @@ pub enum DiagnosticKind {
 }
 
 impl DiagnosticKind {
+    pub const ALL: [DiagnosticKind; 7] = [
+        DiagnosticKind::DuplicateDefinition,
+        DiagnosticKind::Variadic,
+        DiagnosticKind::ControlFlow,
+        DiagnosticKind::AmbiguousOverload,
+        DiagnosticKind::Decorated,
+        DiagnosticKind::LambdaAssignment,
+        DiagnosticKind::UnknownTypeStructure,
+    ];
+
     pub fn code(self) -> &'static str {
         match self {
             DiagnosticKind::DuplicateDefinition => "APIZR-CAP-001",
@@ -307,11 +317,16 @@ pub struct Diagnostic {
     pub severity: Severity,
     pub message: &'static str,
     pub source: Span,
+    /// The kind `code`, `severity` and `message` come from (two kinds share CAP-005), so
+    /// consumers never recover it from the message text.
+    #[serde(skip)]
+    pub kind: DiagnosticKind,
 }
 
 impl Diagnostic {
     pub fn new(kind: DiagnosticKind, source: Span) -> Self {
         Diagnostic {
+            kind,
             code: kind.code(),
             severity: kind.severity(),
             message: kind.message(),

@@ -1,4 +1,9 @@
-//! The v1 result envelope `{"schema_version":"apizr.execution-result/v1","status":…,"value":…}`.
+//! The result envelope `{"schema_version":…,"status":…,"value":…}` in its two versions:
+//! `apizr.execution-result/v1` (the worker's frames, the local backend) and
+//! `apizr.execution-result/v2` (the container backend: the v1 statuses plus four).
+//!
+//! One type for both: the envelope is a status and a value, and the version is chosen when it
+//! is encoded ([`ResultSchema`]). A v1 envelope can only carry v1 statuses ([`Status::is_v1`]).
 //!
 //! The envelope is encoded with the canonical encoder of `apizr_ir::json` (sorted keys, Python
 //! float repr, one trailing newline), which is the encoding the worker frames carry and the one
@@ -13,6 +18,27 @@ use crate::status::Status;
 
 /// `schema_version` of every v1 envelope.
 pub const RESULT_SCHEMA_V1: &str = "apizr.execution-result/v1";
+/// `schema_version` of every v2 envelope.
+pub const RESULT_SCHEMA_V2: &str = "apizr.execution-result/v2";
+
+/// The envelope version.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ResultSchema {
+    /// `apizr.execution-result/v1`: the ten v1 statuses.
+    V1,
+    /// `apizr.execution-result/v2`: all fourteen statuses.
+    V2,
+}
+
+impl ResultSchema {
+    /// The `schema_version` literal.
+    pub fn wire_name(self) -> &'static str {
+        match self {
+            ResultSchema::V1 => RESULT_SCHEMA_V1,
+            ResultSchema::V2 => RESULT_SCHEMA_V2,
+        }
+    }
+}
 
 /// A result envelope. Invariant kept by the constructors: `value` is `Null` unless success.
 #[derive(Debug, Clone, PartialEq)]
@@ -51,14 +77,40 @@ impl Envelope {
         }
     }
 
-    /// The envelope as a JSON value.
-    pub fn to_value(&self) -> Value {
-        envelope_value(RESULT_SCHEMA_V1, self.status.wire_name(), &self.value)
+    pub fn is_success(&self) -> bool {
+        self.status == Status::Success
     }
 
-    /// Canonical bytes (document + `\n`): what a worker frame carries.
+    /// The v1 envelope as a JSON value (what a worker frame carries).
+    pub fn to_value(&self) -> Value {
+        self.to_value_in(ResultSchema::V1)
+    }
+
+    /// The envelope in the given version. (The caller picks the version its backend speaks; a
+    /// v1 envelope with a container-only status is not produced by any backend.)
+    pub fn to_value_in(&self, schema: ResultSchema) -> Value {
+        let mut map = BTreeMap::new();
+        map.insert(
+            "schema_version".to_string(),
+            Value::Str(schema.wire_name().into()),
+        );
+        map.insert(
+            "status".to_string(),
+            Value::Str(self.status.wire_name().into()),
+        );
+        map.insert("value".to_string(), self.value.clone());
+        Value::Object(map)
+    }
+
+    /// Canonical v1 bytes (document + `\n`): what a worker frame carries and what
+    /// `max_output_bytes` is measured on.
     pub fn canonical_bytes(&self) -> Result<Vec<u8>, CanonicalError> {
         self.to_value().canonical_bytes()
+    }
+
+    /// Canonical bytes in the given version.
+    pub fn canonical_bytes_in(&self, schema: ResultSchema) -> Result<Vec<u8>, CanonicalError> {
+        self.to_value_in(schema).canonical_bytes()
     }
 
     /// Validate a decoded envelope document.
@@ -78,21 +130,12 @@ impl Envelope {
         let Value::Str(name) = status else {
             return Err(EnvelopeError::Status);
         };
-        let status = Status::from_wire(&name).ok_or(EnvelopeError::Status)?;
+        let status = Status::from_wire_v1(&name).ok_or(EnvelopeError::Status)?;
         if status != Status::Success && value != Value::Null {
             return Err(EnvelopeError::ValueOnFailure);
         }
         Ok(Envelope { status, value })
     }
-}
-
-/// `{"schema_version":…,"status":…,"value":…}` for either envelope version.
-pub(crate) fn envelope_value(schema: &str, status: &str, value: &Value) -> Value {
-    let mut map = BTreeMap::new();
-    map.insert("schema_version".to_string(), Value::Str(schema.into()));
-    map.insert("status".to_string(), Value::Str(status.into()));
-    map.insert("value".to_string(), value.clone());
-    Value::Object(map)
 }
 
 #[cfg(test)]
@@ -134,5 +177,21 @@ mod tests {
             m.insert("status".into(), Value::Str("resource_limit".into()));
         }
         assert_eq!(Envelope::from_value(unknown), Err(EnvelopeError::Status));
+    }
+
+    #[test]
+    fn v2_envelopes_carry_every_status() {
+        assert_eq!(
+            Envelope::status(Status::ResourceLimit)
+                .canonical_bytes_in(ResultSchema::V2)
+                .unwrap(),
+            b"{\"schema_version\":\"apizr.execution-result/v2\",\"status\":\"resource_limit\",\"value\":null}\n"
+        );
+        let ok = Envelope::success(Value::Int(3));
+        assert!(ok.is_success());
+        assert_eq!(
+            ok.canonical_bytes_in(ResultSchema::V2).unwrap(),
+            b"{\"schema_version\":\"apizr.execution-result/v2\",\"status\":\"success\",\"value\":3}\n"
+        );
     }
 }

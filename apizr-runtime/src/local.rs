@@ -3,6 +3,8 @@
 //! Table of contents:
 //! * [`runtime`] — [`LocalRuntime`](runtime::LocalRuntime): plan the controls, prepare a
 //!   workdir and cgroup, spawn the launcher, supervise, report.
+//! * [`executor`] — [`LocalExecutor`](executor::LocalExecutor): the runtime plus the v1 policy,
+//!   behind the call API's [`Executor`](crate::call::Executor) seam.
 //! * [`supervisor`], [`spawn`], [`workdir`] — the supervisor loop (one frame each way,
 //!   deadline, group kill), the process-spawning seam, the fresh working directory.
 //! * [`host`], [`enforcement`] — host probing (cached) and the per-control enforcement plan:
@@ -12,11 +14,9 @@
 
 pub mod cgroup;
 pub mod enforcement;
+pub mod executor;
 pub mod host;
-pub mod identity;
-mod launch;
 pub mod launcher;
-pub mod owner;
 pub mod runtime;
 pub mod seccomp;
 pub mod spawn;

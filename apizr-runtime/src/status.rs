@@ -1,12 +1,18 @@
-//! The ten v1 execution statuses (contract 6.7) with their exact wire names.
+//! How a call ended: the fourteen execution statuses with their exact wire names.
+//!
+//! The ten v1 statuses are what the worker and the local backend produce
+//! (`apizr.execution-result/v1`); the container backend adds four that only it can produce
+//! (`apizr.execution-result/v2` carries all fourteen). One enum for both, because "a call
+//! ended with status X" means the same whatever ran it; the envelope version decides which
+//! subset may appear ([`Status::is_v1`]).
 //!
 //! The wire name is what appears in the result envelope and therefore in every comparison with
-//! the reference; the enum exists so that the supervisor and the worker mapping cannot invent a
-//! status that the contract does not have.
+//! the reference; the enum exists so that no backend can invent a status that the wire formats
+//! do not have.
 
 use std::fmt;
 
-/// A v1 execution status. `value` is non-null only for [`Status::Success`].
+/// An execution status. An envelope's `value` is non-null only for [`Status::Success`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Status {
     Success,
@@ -19,11 +25,19 @@ pub enum Status {
     ExecutionFailed,
     OutputLimit,
     SourceMismatch,
+    /// v2 only: no engine, an unsupported engine, or missing host controls.
+    BackendUnavailable,
+    /// v2 only: image absent, ID/platform mismatch, missing label, image volumes.
+    RuntimeImageUnavailable,
+    /// v2 only: the worker failed and the engine reports `OOMKilled`.
+    ResourceLimit,
+    /// v2 only: removal of the container could not be confirmed (wins over the call result).
+    CleanupFailed,
 }
 
 impl Status {
-    /// Every v1 status, in contract order.
-    pub const ALL: [Status; 10] = [
+    /// The v1 statuses, in the reference's order.
+    pub const V1: [Status; 10] = [
         Status::Success,
         Status::InvalidInput,
         Status::Timeout,
@@ -34,6 +48,24 @@ impl Status {
         Status::ExecutionFailed,
         Status::OutputLimit,
         Status::SourceMismatch,
+    ];
+
+    /// Every status: the v1 ones, then the four of the container backend.
+    pub const ALL: [Status; 14] = [
+        Status::Success,
+        Status::InvalidInput,
+        Status::Timeout,
+        Status::WorkerFailed,
+        Status::BindingFailed,
+        Status::PolicyRefused,
+        Status::ResultInvalid,
+        Status::ExecutionFailed,
+        Status::OutputLimit,
+        Status::SourceMismatch,
+        Status::BackendUnavailable,
+        Status::RuntimeImageUnavailable,
+        Status::ResourceLimit,
+        Status::CleanupFailed,
     ];
 
     /// The exact wire literal.
@@ -49,12 +81,27 @@ impl Status {
             Status::ExecutionFailed => "execution_failed",
             Status::OutputLimit => "output_limit",
             Status::SourceMismatch => "source_mismatch",
+            Status::BackendUnavailable => "backend_unavailable",
+            Status::RuntimeImageUnavailable => "runtime_image_unavailable",
+            Status::ResourceLimit => "resource_limit",
+            Status::CleanupFailed => "cleanup_failed",
         }
     }
 
-    /// Parse a wire literal (None for anything that is not a v1 status).
+    /// Whether a v1 envelope (and the worker) can carry this status.
+    pub fn is_v1(self) -> bool {
+        Status::V1.contains(&self)
+    }
+
+    /// Parse any wire literal.
     pub fn from_wire(name: &str) -> Option<Status> {
         Status::ALL.into_iter().find(|s| s.wire_name() == name)
+    }
+
+    /// Parse a v1 wire literal (None for the container-only statuses): what a worker or a v1
+    /// envelope may say.
+    pub fn from_wire_v1(name: &str) -> Option<Status> {
+        Status::from_wire(name).filter(|s| s.is_v1())
     }
 
     /// `apizr execute` exits 0 only for success.
@@ -77,11 +124,17 @@ mod tests {
     fn wire_names_round_trip_and_are_distinct() {
         let names: std::collections::BTreeSet<_> =
             Status::ALL.iter().map(|s| s.wire_name()).collect();
-        assert_eq!(names.len(), 10);
+        assert_eq!(names.len(), 14);
         for s in Status::ALL {
             assert_eq!(Status::from_wire(s.wire_name()), Some(s));
         }
-        assert_eq!(Status::from_wire("resource_limit"), None);
+        assert_eq!(Status::V1.iter().filter(|s| s.is_v1()).count(), 10);
+        assert_eq!(Status::from_wire_v1("resource_limit"), None);
+        assert_eq!(
+            Status::from_wire("resource_limit"),
+            Some(Status::ResourceLimit)
+        );
+        assert_eq!(Status::from_wire("resourcelimit"), None);
         assert_eq!(Status::Success.exit_code(), 0);
         assert_eq!(Status::Timeout.exit_code(), 1);
     }

@@ -10,6 +10,7 @@
 mod common;
 
 use apizr_runtime::CallRequest;
+use apizr_runtime::envelope::ResultSchema;
 use apizr_runtime::ir::json::Value;
 use apizr_runtime::ir::policy_v2::PolicyV2;
 use apizr_runtime::ir::{ParameterKind, TypeKind};
@@ -80,7 +81,7 @@ fn success_with_the_reference_vector_and_v2_envelope() {
     let out = run(&c, &PolicyV2::default(), image);
     assert_status(&out, "success");
     assert_eq!(
-        String::from_utf8(out.envelope.canonical_bytes().unwrap()).unwrap(),
+        String::from_utf8(out.envelope.canonical_bytes_in(ResultSchema::V2).unwrap()).unwrap(),
         "{\"schema_version\":\"apizr.execution-result/v2\",\"status\":\"success\",\"value\":36.0}\n"
     );
     let engine = out.report.engine.as_ref().unwrap();

@@ -26,7 +26,7 @@ async fn direct_matches_reference_vectors() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn governed_matches_reference_vectors() {
-    let mut spec = kinds_spec(ExecutionMode::Governed(Default::default()));
+    let mut spec = kinds_spec(ExecutionMode::governed_v1(Default::default()));
     spec.launcher = launcher();
     let server = Server::start(spec, ServeOptions::default()).await;
     let (passed, failures) = run_vectors(&server, "governed").await;
@@ -218,7 +218,7 @@ async fn metrics_count_outcomes_and_statuses() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cancel_guard_stops_the_call_and_kills_the_worker() {
     use apizr_runtime::pool::SetResults;
-    use apizr_runtime::serve::{CallResult, CancelOnDrop, Invoker};
+    use apizr_runtime::serve::{CancelOnDrop, Invoker, Rejected};
     let invoker = Invoker::start(slow_spec(direct(1), None), SetResults::Reject)
         .await
         .unwrap();
@@ -230,23 +230,22 @@ async fn cancel_guard_stops_the_call_and_kills_the_worker() {
         drop(guard);
     };
     let (result, ()) = tokio::join!(call, cancel_later);
-    assert_eq!(result, CallResult::Failed(None));
+    assert_eq!(result, Err(Rejected::Cancelled));
     assert!(started.elapsed() < Duration::from_secs(5));
     assert_eq!(invoker.kills(), 1);
-    // Sets are rejected for MCP (contract 5.7) and the next call gets a fresh worker.
+    // Sets are rejected for MCP and the next call gets a fresh worker.
+    let unique = invoker
+        .call("unique", b"{\"items\": [1, 2]}", CancelOnDrop::never())
+        .await
+        .unwrap();
+    assert_eq!(unique.status, apizr_runtime::Status::ResultInvalid);
+    let pair = invoker
+        .call("pair", b"{\"a\": 2}", CancelOnDrop::never())
+        .await
+        .unwrap();
+    assert_eq!(pair.status, apizr_runtime::Status::Success);
     assert_eq!(
-        invoker
-            .call("unique", b"{\"items\": [1, 2]}", CancelOnDrop::never())
-            .await,
-        CallResult::Failed(Some(apizr_runtime::Status::ResultInvalid))
-    );
-    assert_eq!(
-        invoker
-            .call("pair", b"{\"a\": 2}", CancelOnDrop::never())
-            .await,
-        CallResult::Success(apizr_ir::Value::Array(vec![
-            apizr_ir::Value::Int(2),
-            apizr_ir::Value::Int(2)
-        ]))
+        pair.value,
+        apizr_ir::Value::Array(vec![apizr_ir::Value::Int(2), apizr_ir::Value::Int(2)])
     );
 }

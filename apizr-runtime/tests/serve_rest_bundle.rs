@@ -9,6 +9,7 @@ mod serve_rest_support;
 
 use std::path::{Path, PathBuf};
 
+use apizr_ir::policy::AnyPolicy;
 use apizr_ir::{Digest, Value};
 use apizr_runtime::serve::{ExecutionMode, ServeError, ServeOptions, ServeSpec};
 use serve_rest_support::*;
@@ -112,8 +113,12 @@ fn a_policy_makes_the_bundle_governed() {
     let dir = temp_dir("governed");
     write_bundle(&dir, Some("{\"limits\": {\"wall_time_ms\": 1234}}"));
     let spec = ServeSpec::from_bundle_dir(&dir).unwrap();
-    let ExecutionMode::Governed(policy) = spec.mode else {
-        panic!("expected governed mode")
+    let ExecutionMode::Governed {
+        policy: AnyPolicy::V1(policy),
+        image: None,
+    } = spec.mode
+    else {
+        panic!("expected governed mode under a v1 policy")
     };
     assert_eq!(policy.limits.wall_time_ms, 1234);
     let _ = std::fs::remove_dir_all(&dir);
@@ -194,7 +199,7 @@ async fn reference_generated_bundles_load_and_serve() {
         assert!(status.success());
         let mut spec = ServeSpec::from_bundle_dir(&out).unwrap();
         assert_eq!(
-            matches!(spec.mode, ExecutionMode::Governed(_)),
+            matches!(spec.mode, ExecutionMode::Governed { .. }),
             mode == "governed"
         );
         spec.launcher = launcher();

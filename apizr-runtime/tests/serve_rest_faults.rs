@@ -19,7 +19,7 @@ use tokio::time::Instant;
 
 fn governed(policy: &str) -> ExecutionMode {
     let doc: serde_json::Value = serde_json::from_str(policy).unwrap();
-    ExecutionMode::Governed(PolicyV1::from_json(&doc).unwrap())
+    ExecutionMode::governed_v1(PolicyV1::from_json(&doc).unwrap())
 }
 
 /// Wait until `metric` reads `want` (gauges settle after the server notices a hang-up).

@@ -10,8 +10,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use apizr_inspect::ParsedModule;
-use apizr_inspect::interface::{self, PlanError, contract};
-use apizr_inspect::readiness::{scan, typeddict};
+use apizr_inspect::interface::{self, PlanError};
 use apizr_ir::interface::InvocationContract;
 use apizr_ir::{Assessment, Inspection, ReadinessState, Value};
 
@@ -46,13 +45,7 @@ pub fn plan(
         let contracts = interface::plan_interfaces(parsed, inspection, Some(selection))?;
         return Ok((contracts, None));
     }
-    let aliases = scan::dynamic_import_aliases(parsed);
-    let facts = scan::scan_module(parsed, &aliases);
-    let candidates = typeddict::prove_all(parsed, &facts);
-    let contracts = chosen
-        .iter()
-        .map(|a| contract::build(parsed, &facts, &candidates, inspection, a))
-        .collect::<Result<Vec<_>, _>>()?;
+    let contracts = interface::contracts_for(parsed, inspection, &chosen)?;
     let conditional: BTreeMap<String, Value> = chosen
         .iter()
         .filter(|a| !a.can_generate_interface)

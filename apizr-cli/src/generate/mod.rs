@@ -24,7 +24,7 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use apizr_inspect::project::INSPECT_STACK_BYTES;
+use apizr_inspect::on_inspect_stack;
 use clap::{Args, Subcommand};
 
 pub use self::core::{GenerateError, Request, RuntimeDependency, Transport};
@@ -110,24 +110,13 @@ fn generate(transport: Transport, args: &GenerateArgs) -> Result<String, Generat
         selection: args.select.clone(),
         policy,
         runtime_image: args.runtime_image.clone(),
-        runtime_platform: args.runtime_platform.map(|p| {
-            match p {
-                Platform::LinuxAmd64 => "linux/amd64",
-                Platform::LinuxArm64 => "linux/arm64",
-            }
-            .to_string()
-        }),
+        runtime_platform: args.runtime_platform.map(|p| p.as_str().to_string()),
         runtime_dependency: runtime_dependency(&args.output_dir),
         allow_conditional: args.allow_conditional,
     };
     // Inspection recurses over the syntax tree: give it the same large stack as `inspect`.
-    let generated = std::thread::Builder::new()
-        .name("apizr-generate".into())
-        .stack_size(INSPECT_STACK_BYTES)
-        .spawn(move || core::generate(&request))
-        .map_err(|e| GenerateError::Io(format!("could not start the generator thread: {e}")))?
-        .join()
-        .map_err(|_| GenerateError::Io("the generator thread stopped unexpectedly".into()))??;
+    let generated = on_inspect_stack(|| core::generate(&request))
+        .map_err(|e| GenerateError::Io(e.to_string()))??;
     output::write_tree(&args.output_dir, &generated.tree)?;
     Ok(generated.summary)
 }

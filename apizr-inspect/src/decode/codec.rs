@@ -5,20 +5,13 @@
 //! Single-byte codecs use CPython's own tables, so e.g. `cp1252` refuses 0x81 and `latin-1`
 //! is ISO-8859-1 (the WHATWG labels would silently mean windows-1252).
 
+use super::failure::{DecodeFailure, failure_at};
 use super::tables::{ALIASES, CHARMAPS, MODULES};
-use crate::error::Position;
 
 /// A resolved codec (by CPython module name).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Codec {
     pub module: &'static str,
-}
-
-/// Why strict decoding failed, and where (line/column of the source bytes).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct DecodeFailure {
-    pub position: Position,
-    pub reason: String,
 }
 
 /// Resolve an encoding name like `codecs.lookup`; `None` is CPython's `LookupError`.
@@ -183,32 +176,5 @@ fn decode_whatwg(
                 format!("invalid {} byte sequence", encoding.name()),
             ))
         }
-    }
-}
-
-/// Position of byte offset `at` in the undecoded source: lines end at `\n`, `\r\n` or `\r`;
-/// the column counts bytes (the text before it may not be decodable).
-pub(super) fn failure_at(bytes: &[u8], at: usize, reason: String) -> DecodeFailure {
-    let before = bytes.get(..at).unwrap_or(bytes);
-    let mut line = 1u32;
-    let mut column = 1u32;
-    let mut previous = 0u8;
-    // In valid UTF-8 (the usual case) continuation bytes do not start a new column.
-    let utf8 = std::str::from_utf8(before).is_ok();
-    for b in before {
-        match b {
-            b'\n' if previous == b'\r' => {}
-            b'\n' | b'\r' => {
-                line = line.saturating_add(1);
-                column = 1;
-            }
-            _ if utf8 && (0x80..0xc0).contains(b) => {}
-            _ => column = column.saturating_add(1),
-        }
-        previous = *b;
-    }
-    DecodeFailure {
-        position: Position { line, column },
-        reason,
     }
 }

@@ -14,6 +14,7 @@
 
 mod codec;
 mod cookie;
+mod failure;
 mod tables;
 mod wide;
 

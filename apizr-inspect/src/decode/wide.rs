@@ -2,7 +2,7 @@
 //! and otherwise use the native (little-endian) order; lone surrogates and odd trailing
 //! bytes are errors.
 
-use super::codec::{DecodeFailure, failure_at};
+use super::failure::{DecodeFailure, failure_at};
 
 pub(super) fn decode(module: &str, bytes: &[u8]) -> Result<String, DecodeFailure> {
     match module {

@@ -1,11 +1,10 @@
 //! Candidate collection: every `def`/`async def` executing in module scope, and module-scope
-//! lambda assignments.
-//!
-//! Module-level control flow (`if`/`elif`/`else`, `for`/`while` + `else`, `try`/`except`/`except*`/
-//! `else`/`finally`, `with`, `async for`/`async with`, `match` cases) is entered; function, lambda
-//! and class bodies never are.
+//! lambda assignments, from the module-scope statements of the fact pass (direct statements and
+//! those nested in module control flow; never function, lambda or class bodies).
 
 use ruff_python_ast::{Expr, Stmt, StmtFunctionDef};
+
+use crate::facts::ModuleFacts;
 
 /// One module-scope function definition.
 pub struct Candidate<'a> {
@@ -29,77 +28,38 @@ pub struct Candidates<'a> {
 }
 
 impl<'a> Candidates<'a> {
-    pub fn collect(body: &'a [Stmt]) -> Self {
+    pub fn collect(facts: &ModuleFacts<'a>) -> Self {
         let mut out = Candidates::default();
-        for (index, stmt) in body.iter().enumerate() {
-            out.visit(stmt, index, true);
-        }
-        out
-    }
-
-    fn visit_body(&mut self, body: &'a [Stmt], top_index: usize) {
-        for stmt in body {
-            self.visit(stmt, top_index, false);
-        }
-    }
-
-    fn visit(&mut self, stmt: &'a Stmt, top_index: usize, direct: bool) {
-        match stmt {
-            Stmt::FunctionDef(def) => self.functions.push(Candidate {
-                def,
-                top_index,
-                direct,
-            }),
-            Stmt::Assign(assign) if matches!(assign.value.as_ref(), Expr::Lambda(_)) => {
-                for target in &assign.targets {
-                    if let Expr::Name(name) = target {
-                        self.lambdas.push(LambdaAssignment {
+        for (_, statement) in facts.statements() {
+            match statement.node {
+                Stmt::FunctionDef(def) => out.functions.push(Candidate {
+                    def,
+                    top_index: statement.top,
+                    direct: statement.is_direct(),
+                }),
+                Stmt::Assign(assign) if matches!(assign.value.as_ref(), Expr::Lambda(_)) => {
+                    for target in &assign.targets {
+                        if let Expr::Name(name) = target {
+                            out.lambdas.push(LambdaAssignment {
+                                name: name.id.as_str(),
+                                stmt: statement.node,
+                            });
+                        }
+                    }
+                }
+                Stmt::AnnAssign(assign) => {
+                    if let (Expr::Name(name), Some(Expr::Lambda(_))) =
+                        (assign.target.as_ref(), assign.value.as_deref())
+                    {
+                        out.lambdas.push(LambdaAssignment {
                             name: name.id.as_str(),
-                            stmt,
+                            stmt: statement.node,
                         });
                     }
                 }
+                _ => {}
             }
-            Stmt::AnnAssign(assign) => {
-                if let (Expr::Name(name), Some(Expr::Lambda(_))) =
-                    (assign.target.as_ref(), assign.value.as_deref())
-                {
-                    self.lambdas.push(LambdaAssignment {
-                        name: name.id.as_str(),
-                        stmt,
-                    });
-                }
-            }
-            Stmt::If(stmt_if) => {
-                self.visit_body(&stmt_if.body, top_index);
-                for clause in &stmt_if.elif_else_clauses {
-                    self.visit_body(&clause.body, top_index);
-                }
-            }
-            Stmt::For(stmt_for) => {
-                self.visit_body(&stmt_for.body, top_index);
-                self.visit_body(&stmt_for.orelse, top_index);
-            }
-            Stmt::While(stmt_while) => {
-                self.visit_body(&stmt_while.body, top_index);
-                self.visit_body(&stmt_while.orelse, top_index);
-            }
-            Stmt::With(stmt_with) => self.visit_body(&stmt_with.body, top_index),
-            Stmt::Try(stmt_try) => {
-                self.visit_body(&stmt_try.body, top_index);
-                for handler in &stmt_try.handlers {
-                    let ruff_python_ast::ExceptHandler::ExceptHandler(inner) = handler;
-                    self.visit_body(&inner.body, top_index);
-                }
-                self.visit_body(&stmt_try.orelse, top_index);
-                self.visit_body(&stmt_try.finalbody, top_index);
-            }
-            Stmt::Match(stmt_match) => {
-                for case in &stmt_match.cases {
-                    self.visit_body(&case.body, top_index);
-                }
-            }
-            _ => {}
         }
+        out
     }
 }

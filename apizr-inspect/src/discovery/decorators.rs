@@ -19,73 +19,60 @@ use std::collections::HashSet;
 use ruff_python_ast::{Expr, StmtFunctionDef};
 use ruff_text_size::{Ranged, TextSize};
 
-use super::bindings::{Binding, BindingKind, ModuleBindings};
-use super::namespace::NamespaceFacts;
+use crate::facts::{BindingKind, ModuleFacts};
 
 const MAX_TEXT_CHARS: usize = 4096;
 const MAX_DISTRIBUTIONS: usize = 256;
 const MAX_FILE_BYTES: i64 = 1 << 40;
 
 /// True when the function's decorators are exactly one inert `experiment` decorator.
-pub fn is_inert(
-    def: &StmtFunctionDef,
-    generator: bool,
-    bindings: &ModuleBindings,
-    namespace: NamespaceFacts,
-) -> bool {
+pub fn is_inert(def: &StmtFunctionDef, generator: bool, facts: &ModuleFacts) -> bool {
     let [decorator] = def.decorator_list.as_slice() else {
         return false;
     };
-    if generator || namespace.any() {
+    if generator || facts.disqualifies_inert_decorator() {
         return false;
     }
     let def_start = def.start();
     match &decorator.expression {
         Expr::Call(call) => {
             call.arguments.args.is_empty()
-                && is_experiment_reference(&call.func, bindings, def_start)
+                && is_experiment_reference(&call.func, facts, def_start)
                 && keywords_are_literal(def, &call.arguments.keywords)
         }
-        other => is_experiment_reference(other, bindings, def_start),
+        other => is_experiment_reference(other, facts, def_start),
     }
 }
 
-fn earlier_unique<'b>(
-    bindings: &'b ModuleBindings,
+fn earlier_unique<'f, 'a>(
+    facts: &'f ModuleFacts<'a>,
     name: &str,
     def_start: TextSize,
-) -> Option<&'b BindingKind> {
-    bindings
-        .unique(name)
-        .filter(|b: &&Binding| b.direct && b.offset < def_start)
+) -> Option<&'f BindingKind<'a>> {
+    facts
+        .unique_earlier_binding(name, def_start)
         .map(|b| &b.kind)
 }
 
-fn is_experiment_reference(expr: &Expr, bindings: &ModuleBindings, def_start: TextSize) -> bool {
+fn is_experiment_reference(expr: &Expr, facts: &ModuleFacts, def_start: TextSize) -> bool {
     match expr {
-        Expr::Name(name) => matches!(
-            earlier_unique(bindings, name.id.as_str(), def_start),
-            Some(BindingKind::ImportFrom { module, level: 0, name })
-                if module == "apizr.tracking" && name == "experiment"
-        ),
+        Expr::Name(name) => earlier_unique(facts, name.id.as_str(), def_start)
+            .is_some_and(|kind| kind.is_from_import("apizr.tracking", "experiment")),
         Expr::Attribute(attribute) if attribute.attr.as_str() == "experiment" => {
             match attribute.value.as_ref() {
                 Expr::Name(root) => {
-                    matches!(
-                        earlier_unique(bindings, root.id.as_str(), def_start),
-                        Some(BindingKind::Import { module, aliased: true }) if module == "apizr.tracking"
-                    ) || matches!(
-                        earlier_unique(bindings, root.id.as_str(), def_start),
-                        Some(BindingKind::ImportFrom { module, level: 0, name })
-                            if module == "apizr" && name == "tracking"
-                    )
+                    earlier_unique(facts, root.id.as_str(), def_start).is_some_and(|kind| {
+                        matches!(kind, BindingKind::Import { module, renamed: true }
+                            if *module == "apizr.tracking")
+                            || kind.is_from_import("apizr", "tracking")
+                    })
                 }
                 Expr::Attribute(inner) if inner.attr.as_str() == "tracking" => {
                     matches!(inner.value.as_ref(), Expr::Name(root)
                     if root.id.as_str() == "apizr" && matches!(
-                        earlier_unique(bindings, "apizr", def_start),
-                        Some(BindingKind::Import { module, aliased: false })
-                            if module == "apizr.tracking"
+                        earlier_unique(facts, "apizr", def_start),
+                        Some(BindingKind::Import { module, renamed: false })
+                            if *module == "apizr.tracking"
                     ))
                 }
                 _ => false,

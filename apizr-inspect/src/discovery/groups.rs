@@ -10,13 +10,12 @@ use apizr_ir::{
     Overload, capability_id,
 };
 
-use super::bindings::ModuleBindings;
 use super::candidates::Candidate;
-use super::namespace::NamespaceFacts;
 use super::overloads::{Marker, classify};
 use super::signature::{build_signature, expression, is_variadic};
 use super::spans::function_span;
 use super::{decorators, docstring, execution};
+use crate::facts::ModuleFacts;
 use crate::module::ParsedModule;
 
 /// The output of resolving one group.
@@ -31,11 +30,11 @@ struct Member<'c, 'a> {
     ambiguous: bool,
 }
 
-fn marker_of(candidate: &Candidate<'_>, bindings: &ModuleBindings) -> Marker {
+fn marker_of(candidate: &Candidate<'_>, facts: &ModuleFacts) -> Marker {
     let def_start = ruff_text_size::Ranged::start(candidate.def);
     let mut result = Marker::None;
     for decorator in &candidate.def.decorator_list {
-        match classify(&decorator.expression, bindings, def_start) {
+        match classify(&decorator.expression, facts, def_start) {
             Marker::Ambiguous => return Marker::Ambiguous,
             Marker::Marker => result = Marker::Marker,
             Marker::None => {}
@@ -66,8 +65,7 @@ fn associable(members: &[Member<'_, '_>]) -> bool {
 /// Resolve the definitions sharing `name` (in source order).
 pub fn resolve(
     parsed: &ParsedModule,
-    bindings: &ModuleBindings,
-    namespace: NamespaceFacts,
+    facts: &ModuleFacts,
     name: &str,
     group: &[&Candidate<'_>],
 ) -> Resolved {
@@ -75,7 +73,7 @@ pub fn resolve(
     let members: Vec<Member> = group
         .iter()
         .map(|candidate| {
-            let marker = marker_of(candidate, bindings);
+            let marker = marker_of(candidate, facts);
             Member {
                 candidate,
                 stub: marker != Marker::None,
@@ -136,8 +134,7 @@ pub fn resolve(
         diagnostics.push(Diagnostic::new(DiagnosticKind::ControlFlow, span.clone()));
     }
     // The inert decorator exception only applies to an unconditional definition.
-    let inert = candidate.direct
-        && decorators::is_inert(def, execution::is_generator(kind), bindings, namespace);
+    let inert = candidate.direct && decorators::is_inert(def, execution::is_generator(kind), facts);
     if !def.decorator_list.is_empty() && !inert {
         unconditional = false;
         diagnostics.push(Diagnostic::new(DiagnosticKind::Decorated, span.clone()));

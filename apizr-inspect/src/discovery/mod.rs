@@ -1,18 +1,16 @@
 //! Discovery: Python AST -> Capability IR (`apizr.capability/v1`), contract sections 2.3–2.7.
 //!
-//! Static only: nothing is imported or executed. The pieces:
-//! [`candidates`] (module-scope defs and lambda assignments), [`bindings`] (module-scope binding
-//! scan), [`overloads`] (overload markers), [`decorators`] and [`namespace`] (the inert `experiment` decorator),
-//! [`groups`] (per-name resolution and diagnostics), [`signature`], [`docstring`], [`execution`]
-//! and [`spans`] (capability fields).
+//! Static only: nothing is imported or executed. Module-scope facts (statements, bindings,
+//! calls) come from the fact pass ([`crate::facts`]). The pieces:
+//! [`candidates`] (module-scope defs and lambda assignments), [`overloads`] (overload markers),
+//! [`decorators`] (the inert `experiment` decorator), [`groups`] (per-name resolution and
+//! diagnostics), [`signature`], [`docstring`], [`execution`] and [`spans`] (capability fields).
 
-pub mod bindings;
 pub mod candidates;
 pub mod decorators;
 pub mod docstring;
 pub mod execution;
 pub mod groups;
-pub mod namespace;
 pub mod overloads;
 pub mod signature;
 pub mod spans;
@@ -21,14 +19,12 @@ use std::collections::HashMap;
 
 use apizr_ir::{CAPABILITY_SCHEMA, CapabilityIr, Diagnostic, DiagnosticKind, SourceRecord};
 
+use crate::facts::ModuleFacts;
 use crate::module::ParsedModule;
-use bindings::ModuleBindings;
 use candidates::{Candidate, Candidates};
 
-pub fn build_ir(parsed: &ParsedModule, source: SourceRecord) -> CapabilityIr {
-    let found = Candidates::collect(parsed.body());
-    let bindings = ModuleBindings::scan(parsed.body());
-    let namespace = namespace::NamespaceFacts::scan(parsed.body());
+pub fn build_ir(parsed: &ParsedModule, facts: &ModuleFacts, source: SourceRecord) -> CapabilityIr {
+    let found = Candidates::collect(facts);
 
     // Group by name, in order of first appearance.
     let mut groups: Vec<(&str, Vec<&Candidate>)> = Vec::new();
@@ -47,7 +43,7 @@ pub fn build_ir(parsed: &ParsedModule, source: SourceRecord) -> CapabilityIr {
     let mut capabilities = Vec::new();
     let mut diagnostics = Vec::new();
     for (name, members) in &groups {
-        let resolved = groups::resolve(parsed, &bindings, namespace, name, members);
+        let resolved = groups::resolve(parsed, facts, name, members);
         capabilities.extend(resolved.capability);
         diagnostics.extend(resolved.diagnostics);
     }

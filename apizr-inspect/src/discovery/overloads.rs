@@ -12,7 +12,7 @@
 use ruff_python_ast::Expr;
 use ruff_text_size::TextSize;
 
-use super::bindings::{Binding, BindingKind, ModuleBindings};
+use crate::facts::{Binding, ModuleFacts, View};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Marker {
@@ -25,35 +25,26 @@ pub enum Marker {
 }
 
 fn is_typing_overload_import(binding: &Binding) -> bool {
-    matches!(&binding.kind, BindingKind::ImportFrom { module, level: 0, name }
-        if module == "typing" && name == "overload")
+    binding.kind.is_from_import("typing", "overload")
 }
 
 fn is_typing_module_import(binding: &Binding) -> bool {
-    matches!(&binding.kind, BindingKind::Import { module, .. } if module == "typing")
-}
-
-/// The unique binding of `name` if it is a direct module statement placed before `def_start`.
-fn unique_earlier<'b>(
-    bindings: &'b ModuleBindings,
-    name: &str,
-    def_start: TextSize,
-) -> Option<&'b Binding> {
-    bindings
-        .unique(name)
-        .filter(|b| b.direct && b.offset < def_start)
+    binding.kind.is_import_of("typing")
 }
 
 /// Classify one decorator expression of a definition starting at `def_start`.
-pub fn classify(decorator: &Expr, bindings: &ModuleBindings, def_start: TextSize) -> Marker {
+pub fn classify(decorator: &Expr, facts: &ModuleFacts, def_start: TextSize) -> Marker {
     match decorator {
         Expr::Name(name) => {
             let id = name.id.as_str();
-            let shaped = id == "overload" || bindings.of(id).iter().any(is_typing_overload_import);
+            let shaped = id == "overload"
+                || facts
+                    .bindings_of(id, View::Provenance)
+                    .any(|(_, b)| is_typing_overload_import(b));
             if !shaped {
                 return Marker::None;
             }
-            match unique_earlier(bindings, id, def_start) {
+            match facts.unique_earlier_binding(id, def_start) {
                 Some(b) if is_typing_overload_import(b) => Marker::Marker,
                 _ => Marker::Ambiguous,
             }
@@ -62,7 +53,7 @@ pub fn classify(decorator: &Expr, bindings: &ModuleBindings, def_start: TextSize
             let Expr::Name(root) = attribute.value.as_ref() else {
                 return Marker::Ambiguous;
             };
-            match unique_earlier(bindings, root.id.as_str(), def_start) {
+            match facts.unique_earlier_binding(root.id.as_str(), def_start) {
                 Some(b) if is_typing_module_import(b) => Marker::Marker,
                 _ => Marker::Ambiguous,
             }

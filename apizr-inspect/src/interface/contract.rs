@@ -7,15 +7,15 @@ use apizr_ir::{Assessment, ExecutionKind, Inspection, TypeKind, TypeSpec};
 use ruff_python_ast::{Stmt, StmtFunctionDef};
 
 use super::select::PlanError;
+use crate::facts::ModuleFacts;
 use crate::module::ParsedModule;
-use crate::readiness::scan::ModuleFacts;
+use crate::readiness::outputs;
 use crate::readiness::typeddict::Candidate;
-use crate::readiness::{outputs, stmt_line};
 
 /// Build the contract of an eligible assessment.
-pub fn build(
-    parsed: &ParsedModule,
-    facts: &ModuleFacts,
+pub fn build<'a>(
+    parsed: &'a ParsedModule,
+    facts: &'a ModuleFacts<'a>,
     candidates: &[Candidate],
     inspection: &Inspection,
     assessment: &Assessment,
@@ -75,7 +75,7 @@ pub fn build(
 /// The module-level `def name` whose `def` keyword is on `line`.
 fn find_def<'a>(parsed: &'a ParsedModule, name: &str, line: u32) -> Option<&'a StmtFunctionDef> {
     parsed.body().iter().find_map(|stmt| match stmt {
-        Stmt::FunctionDef(def) if def.name.as_str() == name && stmt_line(parsed, stmt) == line => {
+        Stmt::FunctionDef(def) if def.name.as_str() == name && parsed.stmt_line(stmt) == line => {
             Some(def)
         }
         _ => None,

@@ -1,4 +1,4 @@
-//! Interface planning (contract 5.2 and 5.4): the InvocationContract of every selected,
+//! Interface planning: the InvocationContract of every selected,
 //! eligible capability, built from the inspected module.
 //!
 //! Why from the AST and not from the IR's `declared` texts: lowering (5.1) needs the module's
@@ -13,11 +13,12 @@
 pub mod contract;
 pub mod select;
 
-use apizr_ir::Inspection;
 use apizr_ir::interface::InvocationContract;
+use apizr_ir::{Assessment, Inspection};
 
+use crate::facts::ModuleFacts;
 use crate::module::ParsedModule;
-use crate::readiness::{scan, typeddict};
+use crate::readiness::typeddict;
 
 pub use select::{PlanError, parse_selection};
 
@@ -29,12 +30,21 @@ pub fn plan_interfaces(
     selection: Option<&[String]>,
 ) -> Result<Vec<InvocationContract>, PlanError> {
     let chosen = select::select(inspection, selection)?;
-    let aliases = scan::dynamic_import_aliases(parsed);
-    let facts = scan::scan_module(parsed, &aliases);
-    let candidates = typeddict::prove_all(parsed, &facts);
+    contracts_for(parsed, inspection, &chosen)
+}
+
+/// Contracts of `chosen`, whatever their readiness (the caller decides who may be exposed, e.g.
+/// `--allow-conditional`), in the given order.
+pub fn contracts_for(
+    parsed: &ParsedModule,
+    inspection: &Inspection,
+    chosen: &[&Assessment],
+) -> Result<Vec<InvocationContract>, PlanError> {
+    let facts = ModuleFacts::collect(parsed);
+    let typed_dicts = typeddict::prove_all(parsed, &facts);
     chosen
-        .into_iter()
-        .map(|assessment| contract::build(parsed, &facts, &candidates, inspection, assessment))
+        .iter()
+        .map(|assessment| contract::build(parsed, &facts, &typed_dicts, inspection, assessment))
         .collect()
 }
 

@@ -1,103 +1,65 @@
 //! Dependency rules: READY-014 (dynamic import calls) and READY-015 (imports that are relative,
 //! star, or whose root module is outside the frozen stdlib allowlist).
 //!
-//! Module-scope imports and calls come from [`super::scan`]; this file adds the capability's own
-//! body, which is walked completely (nested functions, classes and lambdas included).
+//! Both look at module scope (every import and call that runs at import time, control flow
+//! included) and, per capability, at the function's own body with everything nested in it.
 
-use std::collections::HashSet;
+use ruff_python_ast::ExprCall;
 
-use ruff_python_ast::visitor::{self, Visitor};
-use ruff_python_ast::{Expr, Stmt, StmtImport, StmtImportFrom};
+use crate::facts::imports::ImportedModule;
+use crate::facts::{ModuleFacts, Scope};
 
-use super::scan::is_dynamic_import;
 use super::stdlib::is_stdlib;
-use crate::module::ParsedModule;
 
-/// One import statement and whether it leaves the dependency set unresolved.
+/// Why an import leaves the dependency set unresolved.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ImportUse {
-    pub line: u32,
-    pub unresolved: bool,
+pub enum ImportProblem {
+    /// `from . import x`, `from .m import x`.
+    Relative,
+    /// The root module is not in the standard-library allowlist.
+    NotStdlib,
+    /// `from <stdlib module> import *`.
+    Star,
 }
 
-/// `import a.b, c` — one use per alias.
-pub fn import_use(node: &StmtImport, line: u32) -> Vec<ImportUse> {
-    node.names
-        .iter()
-        .map(|alias| {
-            let root = alias.name.as_str().split('.').next().unwrap_or("");
-            ImportUse {
-                line,
-                unresolved: !is_stdlib(root),
-            }
+/// The READY-015 verdict on one imported module.
+pub fn import_problem(module: &ImportedModule) -> Option<ImportProblem> {
+    if module.level > 0 {
+        Some(ImportProblem::Relative)
+    } else if !module.root().is_some_and(is_stdlib) {
+        Some(ImportProblem::NotStdlib)
+    } else if module.star {
+        Some(ImportProblem::Star)
+    } else {
+        None
+    }
+}
+
+/// One unresolved import: the statement's line and the module it names.
+#[derive(Debug, Clone, Copy)]
+pub struct UnresolvedImport<'a> {
+    pub line: u32,
+    pub module: ImportedModule<'a>,
+    pub problem: ImportProblem,
+}
+
+/// READY-015 events in `scope`.
+pub fn unresolved_imports<'a>(facts: &ModuleFacts<'a>, scope: Scope) -> Vec<UnresolvedImport<'a>> {
+    facts
+        .imports_in(scope)
+        .flat_map(|import| {
+            import.modules().into_iter().filter_map(|module| {
+                import_problem(&module).map(|problem| UnresolvedImport {
+                    line: import.line,
+                    module,
+                    problem,
+                })
+            })
         })
         .collect()
 }
 
-/// `from m import x` — relative, star or non-stdlib roots are unresolved.
-pub fn import_from_use(node: &StmtImportFrom, line: u32) -> ImportUse {
-    let star = node.names.iter().any(|a| a.name.as_str() == "*");
-    let root = node
-        .module
-        .as_ref()
-        .map(|m| m.as_str().split('.').next().unwrap_or("").to_string());
-    let unresolved = node.level > 0 || star || !root.as_deref().is_some_and(is_stdlib);
-    ImportUse { line, unresolved }
-}
-
-/// Lines of READY-015 and READY-014 events inside a function body.
-#[derive(Debug, Default)]
-pub struct BodyDependencies {
-    pub unresolved_import_lines: Vec<u32>,
-    pub dynamic_import_lines: Vec<u32>,
-}
-
-pub fn body_dependencies(
-    parsed: &ParsedModule,
-    body: &[Stmt],
-    aliases: &HashSet<String>,
-) -> BodyDependencies {
-    let mut walker = BodyWalker {
-        parsed,
-        aliases,
-        out: BodyDependencies::default(),
-    };
-    body.iter().for_each(|s| walker.visit_stmt(s));
-    walker.out
-}
-
-struct BodyWalker<'p> {
-    parsed: &'p ParsedModule,
-    aliases: &'p HashSet<String>,
-    out: BodyDependencies,
-}
-
-impl<'a> Visitor<'a> for BodyWalker<'_> {
-    fn visit_stmt(&mut self, stmt: &'a Stmt) {
-        let line = super::stmt_line(self.parsed, stmt);
-        match stmt {
-            Stmt::Import(node) => {
-                let uses = import_use(node, line);
-                if uses.iter().any(|u| u.unresolved) {
-                    self.out.unresolved_import_lines.push(line);
-                }
-            }
-            Stmt::ImportFrom(node) if import_from_use(node, line).unresolved => {
-                self.out.unresolved_import_lines.push(line);
-            }
-            _ => {}
-        }
-        visitor::walk_stmt(self, stmt);
-    }
-
-    fn visit_expr(&mut self, expr: &'a Expr) {
-        if let Expr::Call(call) = expr
-            && is_dynamic_import(call, self.aliases)
-        {
-            self.out
-                .dynamic_import_lines
-                .push(self.parsed.start_line(call));
-        }
-        visitor::walk_expr(self, expr);
-    }
+/// READY-014 events in `scope`.
+pub fn dynamic_imports<'a>(facts: &ModuleFacts<'a>, scope: Scope) -> Vec<&'a ExprCall> {
+    facts.dynamic_import_calls(scope).map(|c| c.node).collect()
 }

@@ -1,36 +1,42 @@
-//! The initialization heuristic (contract 3.4, READY-004): every direct module statement that
-//! could fail or change state while the module is imported adds a reason (at the statement's
-//! line) to every capability.
+//! The initialization heuristic (READY-004): every direct module statement that could fail or
+//! change state while the module is imported adds a reason (at the statement's line) to every
+//! capability.
+//!
+//! Safe: `pass`, imports, constant expression statements (docstrings), assignments of
+//! literal-only values (annotations without calls), undecorated (or inert-decorated) `def`s with
+//! literal defaults and no calls in decorators/defaults/annotations, exempt statements
+//! (associated overload stubs, proven TypedDict classes), and one `if __name__ == "__main__":`
+//! without `else` when nothing in the module could make that test lie. Everything else is risky.
 
 use std::collections::HashSet;
 
 use ruff_python_ast::visitor::{self, Visitor};
 use ruff_python_ast::{CmpOp, Expr, Stmt, UnaryOp};
-use ruff_text_size::{Ranged, TextSize};
 
-use super::scan::ModuleFacts;
+use crate::facts::{ModuleFacts, Statement, StmtId, View};
 use crate::module::ParsedModule;
 
-pub struct InitContext<'a> {
-    pub parsed: &'a ParsedModule,
-    pub facts: &'a ModuleFacts,
+pub struct InitContext<'a, 'p> {
+    pub parsed: &'p ParsedModule,
+    pub facts: &'a ModuleFacts<'p>,
     /// Statements that are exempt: associated overload stubs and proven TypedDict classes.
-    pub exempt: &'a HashSet<TextSize>,
+    pub exempt: &'a HashSet<StmtId>,
     /// `def` statements whose single decorator is the inert tracking decorator.
-    pub inert: &'a HashSet<TextSize>,
+    pub inert: &'a HashSet<StmtId>,
+    /// The module has READY-008 reasons.
+    pub has_namespace_reasons: bool,
 }
 
-/// Lines of the risky direct module statements.
-pub fn risky_lines(ctx: &InitContext) -> Vec<u32> {
-    ctx.parsed
-        .body()
-        .iter()
-        .filter(|stmt| !ctx.exempt.contains(&stmt.start()) && !is_safe(ctx, stmt))
-        .map(|stmt| super::stmt_line(ctx.parsed, stmt))
+/// The risky direct module statements.
+pub fn risky_statements<'a, 'p>(ctx: &InitContext<'a, 'p>) -> Vec<&'a Statement<'p>> {
+    ctx.facts
+        .statements()
+        .filter(|(id, s)| s.is_direct() && !ctx.exempt.contains(id) && !is_safe(ctx, *id, s.node))
+        .map(|(_, s)| s)
         .collect()
 }
 
-fn is_safe(ctx: &InitContext, stmt: &Stmt) -> bool {
+fn is_safe(ctx: &InitContext, id: StmtId, stmt: &Stmt) -> bool {
     match stmt {
         Stmt::Pass(_) | Stmt::Import(_) | Stmt::ImportFrom(_) => true,
         Stmt::Expr(e) => is_constant(&e.value),
@@ -39,7 +45,7 @@ fn is_safe(ctx: &InitContext, stmt: &Stmt) -> bool {
             a.value.as_deref().is_none_or(literal_only) && !contains_call(&a.annotation)
         }
         Stmt::FunctionDef(def) => {
-            let decorated_ok = def.decorator_list.is_empty() || ctx.inert.contains(&def.start());
+            let decorated_ok = def.decorator_list.is_empty() || ctx.inert.contains(&id);
             let params = &def.parameters;
             let defaults_ok = params
                 .iter_non_variadic_params()
@@ -57,9 +63,9 @@ fn is_safe(ctx: &InitContext, stmt: &Stmt) -> bool {
             node.elif_else_clauses.is_empty()
                 && is_main_test(&node.test)
                 && ctx.parsed.module != "__main__"
-                && !ctx.facts.is_bound("__name__")
-                && ctx.facts.namespace_lines.is_empty()
-                && ctx.facts.mutated_roots.is_empty()
+                && !ctx.facts.is_bound("__name__", View::Namespace)
+                && !ctx.has_namespace_reasons
+                && ctx.facts.mutations().next().is_none()
         }
         _ => false,
     }

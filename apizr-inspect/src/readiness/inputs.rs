@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use apizr_ir::{ReasonCode, TypeSpec};
 use ruff_python_ast::{self as ast, Expr, Number, Operator, UnaryOp};
 
-use super::scan::{BindKind, ModuleFacts};
+use crate::facts::{ModuleFacts, View};
 
 /// The typing names the classifier understands.
 pub const TYPING_NAMES: [&str; 13] = [
@@ -33,14 +33,17 @@ pub fn is_typing_name(name: &str) -> bool {
 /// What the classifier knows: module facts plus the TypedDict candidates visible from here
 /// (`Some(shape)` when usable as a proven shape, `None` when refused or not yet proven).
 pub struct Context<'a> {
-    pub facts: &'a ModuleFacts,
+    pub facts: &'a ModuleFacts<'a>,
     pub candidates: HashMap<String, Option<&'a TypeSpec>>,
     /// Nodes copied so far by inlining proven shapes (see [`super::lower`]).
     pub inlined: Cell<usize>,
 }
 
 impl<'a> Context<'a> {
-    pub fn new(facts: &'a ModuleFacts, candidates: HashMap<String, Option<&'a TypeSpec>>) -> Self {
+    pub fn new(
+        facts: &'a ModuleFacts<'a>,
+        candidates: HashMap<String, Option<&'a TypeSpec>>,
+    ) -> Self {
         Context {
             facts,
             candidates,
@@ -50,51 +53,42 @@ impl<'a> Context<'a> {
 }
 
 impl Context<'_> {
-    /// Step 5: the spelling a base expression resolves to, or `None` when unresolvable.
+    /// Step 5: the spelling a base expression resolves to, or `None` when unresolvable: a name
+    /// never bound in the module is taken literally; a name bound once by a direct
+    /// `from typing import N` (N a typing name, not renamed) is N; `<m>.N` is N when `m` is
+    /// `typing` unbound or bound once by a direct `import typing [as m]`. A name that is the
+    /// root of an attribute/subscript store resolves to nothing.
     pub fn resolve(&self, expr: &Expr) -> Option<String> {
         let facts = self.facts;
         match expr {
             Expr::Name(name) => {
                 let id = name.id.as_str();
-                if facts.mutated_roots.contains(id) {
+                if facts.is_mutated(id) {
                     return None;
                 }
-                if !facts.is_bound(id) {
+                if !facts.is_bound(id, View::Namespace) {
                     return Some(id.to_string());
                 }
-                let event = facts.unique_binding(id)?;
-                match &event.kind {
-                    BindKind::FromImport { module, original }
-                        if module.as_deref() == Some("typing")
-                            && original == id
-                            && is_typing_name(id)
-                            && event.direct_index.is_some() =>
-                    {
-                        Some(id.to_string())
-                    }
-                    _ => None,
-                }
+                let (_, binding) = facts.unique_binding(id, View::Namespace)?;
+                (binding.kind.is_from_import("typing", id)
+                    && is_typing_name(id)
+                    && facts.is_direct(binding))
+                .then(|| id.to_string())
             }
             Expr::Attribute(attr) => {
                 let Expr::Name(root) = attr.value.as_ref() else {
                     return None;
                 };
                 let (root, n) = (root.id.as_str(), attr.attr.as_str());
-                if !is_typing_name(n) || facts.mutated_roots.contains(root) {
+                if !is_typing_name(n) || facts.is_mutated(root) {
                     return None;
                 }
-                if !facts.is_bound(root) {
+                if !facts.is_bound(root, View::Namespace) {
                     return (root == "typing").then(|| n.to_string());
                 }
-                let event = facts.unique_binding(root)?;
-                match &event.kind {
-                    BindKind::Import { module, .. }
-                        if module == "typing" && event.direct_index.is_some() =>
-                    {
-                        Some(n.to_string())
-                    }
-                    _ => None,
-                }
+                let (_, binding) = facts.unique_binding(root, View::Namespace)?;
+                (binding.kind.is_import_of("typing") && facts.is_direct(binding))
+                    .then(|| n.to_string())
             }
             _ => None,
         }

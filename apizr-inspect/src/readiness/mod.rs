@@ -1,19 +1,21 @@
-//! Readiness assessment (`apizr.readiness/v1`, contract section 3).
+//! Readiness assessment (`apizr.readiness/v1`).
 //!
-//! Inputs are the parsed module (for line numbers and the AST the rules inspect) and the finished
-//! Capability IR (which symbols are capabilities, their overload stubs, and the diagnostics of
-//! rejected symbols). The rules live in small files:
+//! Inputs are the parsed module with its facts ([`crate::facts`]) and the finished Capability
+//! IR (which symbols are capabilities, their overload stubs, and the diagnostics of rejected
+//! symbols). The rules live in small files:
 //!
-//! * [`scan`] — module-scope facts (bindings, mutations, namespace calls, imports);
 //! * [`bindings`] — READY-001/002/003/008;
 //! * [`init`] — the READY-004 initialization heuristic;
 //! * [`imports`] + [`stdlib`] — READY-014/015;
 //! * [`inputs`] + [`outputs`] — per-parameter and return classification;
-//! * [`typeddict`] + [`lower`] — TypedDict proofs and their object TypeSpecs.
+//! * [`typeddict`] + [`lower`] — TypedDict proofs and their object TypedSpecs;
+//! * [`assemble`] — findings → assessments (de-duplicated, sorted, states).
 //!
-//! This file assembles assessments: reasons de-duplicated and sorted by (line, code, parameter),
-//! dimension state = max implied state, assessment state = max over dimensions.
+//! This file runs the rules: [`ModuleRules`] holds what is decided once per module (TypedDict
+//! proofs, the findings every capability shares), [`ModuleRules::capability`] adds one
+//! capability's own findings.
 
+pub mod assemble;
 pub mod bindings;
 pub mod imports;
 pub mod init;
@@ -21,368 +23,214 @@ pub mod inputs;
 pub mod lower;
 pub mod outputs;
 pub mod pyrepr;
-pub mod scan;
 pub mod stdlib;
 pub mod typeddict;
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 
 use apizr_ir::{
-    Assessment, CapabilityIr, Diagnostic, Digest, Dimension, Dimensions, Effects, READINESS_POLICY,
-    ReadinessReport, ReadinessState, Reason, ReasonCode, Span, StructuredType, capability_id,
+    Capability, CapabilityIr, DiagnosticKind, Digest, ExecutionKind, READINESS_POLICY,
+    ReadinessReport, ReasonCode, Span, StructuredType,
 };
-use ruff_python_ast::{self as ast, Stmt};
-use ruff_text_size::{Ranged, TextSize};
 
+use crate::facts::{ModuleFacts, Scope, StmtId};
 use crate::module::ParsedModule;
 
+pub use assemble::Finding;
+
+/// Assess every symbol of `ir` (walks the module once for its facts).
 pub fn assess(parsed: &ParsedModule, ir: &CapabilityIr, ir_digest: Digest) -> ReadinessReport {
-    let aliases = scan::dynamic_import_aliases(parsed);
-    let facts = scan::scan_module(parsed, &aliases);
-    let candidates = typeddict::prove_all(parsed, &facts);
-    let defs = module_defs(parsed);
-    let find_def = |name: &str, line: u32| {
-        defs.iter()
-            .find(|d| d.def.name.as_str() == name && d.line == line)
-    };
+    let facts = ModuleFacts::collect(parsed);
+    assess_with(parsed, &facts, ir, ir_digest)
+}
 
-    let mut exempt: HashSet<TextSize> = candidates
+/// [`assess`] with facts already collected.
+pub fn assess_with<'a>(
+    parsed: &'a ParsedModule,
+    facts: &'a ModuleFacts<'a>,
+    ir: &CapabilityIr,
+    ir_digest: Digest,
+) -> ReadinessReport {
+    let rules = ModuleRules::new(parsed, facts, ir);
+    let mut assessments: Vec<_> = ir
+        .capabilities
         .iter()
-        .filter(|c| c.outcome.is_ok())
-        .map(|c| c.stmt_start)
-        .collect();
-    let mut inert = HashSet::new();
-    for cap in &ir.capabilities {
-        for overload in &cap.overloads {
-            if let Some(stub) = find_def(&cap.name, overload.source.line) {
-                exempt.insert(stub.def.start());
-            }
-        }
-        if let Some(def) = find_def(&cap.name, cap.source.line)
-            && !cap.decorators.is_empty()
-            && !has_decorated_diagnostic(ir, &cap.name)
-        {
-            inert.insert(def.def.start());
-        }
-    }
-    let init_ctx = init::InitContext {
-        parsed,
-        facts: &facts,
-        exempt: &exempt,
-        inert: &inert,
-    };
-    let risky = init::risky_lines(&init_ctx);
-
-    let mut assessments = Vec::new();
-    for cap in &ir.capabilities {
-        let mut reasons = Vec::new();
-        let line = cap.source.line;
-        let def = find_def(&cap.name, line);
-        let decorated = has_decorated_diagnostic(ir, &cap.name);
-        reasons.extend(bindings::binding_reasons(
-            &facts,
-            &cap.name,
-            line,
-            def.map(|d| (d.def, d.direct)),
-            decorated,
-        ));
-        reasons.extend(risky.iter().map(|l| (ReasonCode::R004, *l, None)));
-        match cap.execution {
-            apizr_ir::ExecutionKind::Generator => reasons.push((ReasonCode::R005, line, None)),
-            apizr_ir::ExecutionKind::AsyncGenerator => reasons.push((ReasonCode::R006, line, None)),
-            _ => {}
-        }
-        reasons.extend(
-            facts
-                .dynamic_import_lines
-                .iter()
-                .map(|l| (ReasonCode::R014, *l, None)),
-        );
-        reasons.extend(
-            facts
-                .imports
-                .iter()
-                .filter(|u| u.unresolved)
-                .map(|u| (ReasonCode::R015, u.line, None)),
-        );
-        if let Some(def) = def {
-            let body = imports::body_dependencies(parsed, &def.def.body, &aliases);
-            reasons.extend(
-                body.dynamic_import_lines
-                    .iter()
-                    .map(|l| (ReasonCode::R014, *l, None)),
-            );
-            reasons.extend(
-                body.unresolved_import_lines
-                    .iter()
-                    .map(|l| (ReasonCode::R015, *l, None)),
-            );
-            let mut signatures = vec![(def.def, def.line)];
-            for overload in &cap.overloads {
-                if let Some(stub) = find_def(&cap.name, overload.source.line) {
-                    signatures.push((stub.def, stub.line));
-                }
-            }
-            let ctx = outputs::context_at(&facts, &candidates, line);
-            for (sig, sig_line) in signatures {
-                reasons.extend(outputs::parameter_reasons(&ctx, sig, sig_line));
-            }
-            reasons.extend(outputs::return_reason(&ctx, def.def, line));
-        }
-        assessments.push(build(
-            cap.id.clone(),
-            cap.source.clone(),
-            true,
-            cap.effects.clone(),
-            reasons,
-        ));
-    }
-    assessments.extend(rejected(ir));
-    assessments.sort_by(|a, b| a.capability_id.cmp(&b.capability_id));
-
-    let mut structured_types: Vec<StructuredType> = candidates
-        .into_iter()
-        .map(|c| StructuredType {
-            source: Span {
-                module: parsed.module.clone(),
-                symbol: c.name.clone(),
-                line: c.line,
-                end_line: c.end_line,
-            },
-            name: c.name,
-            type_spec: c.outcome.as_ref().ok().cloned(),
-            problem: c.outcome.err(),
+        .map(|cap| {
+            let findings = rules.capability(cap);
+            assemble::assessment(
+                cap.id.clone(),
+                cap.source.clone(),
+                true,
+                cap.effects.clone(),
+                findings,
+            )
         })
         .collect();
-    structured_types.sort_by(|a, b| a.name.cmp(&b.name));
-
+    assessments.extend(assemble::rejected(ir));
+    assessments.sort_by(|a, b| a.capability_id.cmp(&b.capability_id));
     ReadinessReport {
         assessments,
         ir_digest,
         policy_version: READINESS_POLICY,
         source: ir.source.clone(),
-        structured_types,
+        structured_types: rules.structured_types(),
     }
 }
 
-fn has_decorated_diagnostic(ir: &CapabilityIr, name: &str) -> bool {
-    let decorated = apizr_ir::DiagnosticKind::Decorated;
-    ir.diagnostics.iter().any(|d| {
-        d.source.symbol == name && d.code == decorated.code() && d.message == decorated.message()
-    })
+/// What is decided once per module.
+pub struct ModuleRules<'a> {
+    parsed: &'a ParsedModule,
+    facts: &'a ModuleFacts<'a>,
+    ir: &'a CapabilityIr,
+    /// TypedDict candidates and their proofs, in source order.
+    pub typed_dicts: Vec<typeddict::Candidate>,
+    /// Findings every capability of the module gets: READY-004, READY-008 and the module-scope
+    /// READY-014/015.
+    pub shared: Vec<Finding>,
 }
 
-/// One assessment per rejected symbol (a diagnostic whose symbol has no capability).
-fn rejected(ir: &CapabilityIr) -> Vec<Assessment> {
-    let in_ir: HashSet<&str> = ir.capabilities.iter().map(|c| c.name.as_str()).collect();
-    let mut order: Vec<&str> = Vec::new();
-    let mut groups: HashMap<&str, (Span, Vec<RawReason>)> = HashMap::new();
-    for diagnostic in &ir.diagnostics {
-        let symbol = diagnostic.source.symbol.as_str();
-        let Some(code) = rejection_code(diagnostic) else {
-            continue;
+impl<'a> ModuleRules<'a> {
+    pub fn new(parsed: &'a ParsedModule, facts: &'a ModuleFacts<'a>, ir: &'a CapabilityIr) -> Self {
+        let typed_dicts = typeddict::prove_all(parsed, facts);
+        let namespace_lines = bindings::namespace_lines(parsed, facts);
+        let exempt = exempt_statements(facts, ir, &typed_dicts);
+        let inert = inert_definitions(facts, ir);
+        let init = init::InitContext {
+            parsed,
+            facts,
+            exempt: &exempt,
+            inert: &inert,
+            has_namespace_reasons: !namespace_lines.is_empty(),
         };
-        if in_ir.contains(symbol) {
-            continue;
+        let mut shared: Vec<Finding> = init::risky_statements(&init)
+            .into_iter()
+            .map(|s| Finding::new(ReasonCode::R004, s.line))
+            .collect();
+        shared.extend(
+            namespace_lines
+                .into_iter()
+                .map(|line| Finding::new(ReasonCode::R008, line)),
+        );
+        shared.extend(dependency_findings(parsed, facts, Scope::Module));
+        ModuleRules {
+            parsed,
+            facts,
+            ir,
+            typed_dicts,
+            shared,
         }
-        let entry = groups.entry(symbol).or_insert_with(|| {
-            order.push(symbol);
-            (diagnostic.source.clone(), Vec::new())
-        });
-        entry.0 = diagnostic.source.clone();
-        entry.1.push((code, diagnostic.source.line, None));
     }
-    order
+
+    /// Every finding of one capability.
+    pub fn capability(&self, cap: &Capability) -> Vec<Finding> {
+        let (facts, line) = (self.facts, cap.source.line);
+        let def = facts.function(&cap.name, line);
+        let mut findings = bindings::binding_findings(
+            facts,
+            &cap.name,
+            line,
+            def.map(|(id, _, _)| id),
+            is_decorated(self.ir, &cap.name),
+        );
+        findings.extend(self.shared.iter().cloned());
+        match cap.execution {
+            ExecutionKind::Generator => findings.push(Finding::new(ReasonCode::R005, line)),
+            ExecutionKind::AsyncGenerator => findings.push(Finding::new(ReasonCode::R006, line)),
+            ExecutionKind::Sync | ExecutionKind::Async => {}
+        }
+        let Some((id, _, def)) = def else {
+            return findings;
+        };
+        findings.extend(dependency_findings(self.parsed, facts, Scope::Function(id)));
+        let ctx = outputs::context_at(facts, &self.typed_dicts, line);
+        findings.extend(outputs::parameter_findings(&ctx, def, line));
+        for overload in &cap.overloads {
+            if let Some((_, stub, stub_def)) = facts.function(&cap.name, overload.source.line) {
+                findings.extend(outputs::parameter_findings(&ctx, stub_def, stub.line));
+            }
+        }
+        findings.extend(outputs::return_finding(&ctx, def, line));
+        findings
+    }
+
+    /// The `structured_types` member: every TypedDict candidate, sorted by name.
+    pub fn structured_types(&self) -> Vec<StructuredType> {
+        let mut types: Vec<StructuredType> = self
+            .typed_dicts
+            .iter()
+            .map(|c| StructuredType {
+                source: Span {
+                    module: self.parsed.module.clone(),
+                    symbol: c.name.clone(),
+                    line: c.line,
+                    end_line: c.end_line,
+                },
+                name: c.name.clone(),
+                type_spec: c.outcome.as_ref().ok().cloned(),
+                problem: c.outcome.as_ref().err().cloned(),
+            })
+            .collect();
+        types.sort_by(|a, b| a.name.cmp(&b.name));
+        types
+    }
+}
+
+/// READY-014 and READY-015 findings in `scope`.
+fn dependency_findings(parsed: &ParsedModule, facts: &ModuleFacts, scope: Scope) -> Vec<Finding> {
+    let dynamic = imports::dynamic_imports(facts, scope)
         .into_iter()
-        .filter_map(|symbol| {
-            let (span, reasons) = groups.remove(symbol)?;
-            let id = capability_id(&ir.source.module, symbol);
-            Some(build(id, span, false, Effects::UNKNOWN, reasons))
+        .map(|call| Finding::new(ReasonCode::R014, parsed.start_line(call)));
+    let unresolved = imports::unresolved_imports(facts, scope)
+        .into_iter()
+        .map(|import| Finding::new(ReasonCode::R015, import.line));
+    dynamic.chain(unresolved).collect()
+}
+
+/// Statements READY-004 never counts: associated overload stubs and proven TypedDict classes.
+fn exempt_statements(
+    facts: &ModuleFacts,
+    ir: &CapabilityIr,
+    typed_dicts: &[typeddict::Candidate],
+) -> HashSet<StmtId> {
+    let proven = typed_dicts
+        .iter()
+        .filter(|c| c.outcome.is_ok())
+        .map(|c| c.stmt);
+    let stubs = ir.capabilities.iter().flat_map(|cap| {
+        cap.overloads.iter().filter_map(|o| {
+            facts
+                .function(&cap.name, o.source.line)
+                .map(|(id, _, _)| id)
+        })
+    });
+    proven.chain(stubs).collect()
+}
+
+/// Implementations whose decorators discovery accepted as the inert tracking decorator.
+fn inert_definitions(facts: &ModuleFacts, ir: &CapabilityIr) -> HashSet<StmtId> {
+    ir.capabilities
+        .iter()
+        .filter(|cap| !cap.decorators.is_empty() && !is_decorated(ir, &cap.name))
+        .filter_map(|cap| {
+            facts
+                .function(&cap.name, cap.source.line)
+                .map(|(id, _, _)| id)
         })
         .collect()
 }
 
-fn rejection_code(diagnostic: &Diagnostic) -> Option<ReasonCode> {
-    use apizr_ir::DiagnosticKind as K;
-    match diagnostic.code {
-        "APIZR-CAP-001" => Some(ReasonCode::R009),
-        "APIZR-CAP-004" => Some(ReasonCode::R010),
-        "APIZR-CAP-002" => Some(ReasonCode::R011),
-        "APIZR-CAP-005" if diagnostic.message == K::LambdaAssignment.message() => {
-            Some(ReasonCode::R018)
-        }
-        _ => None,
-    }
-}
-
-/// (code, line, parameter) before de-duplication.
-pub type RawReason = (ReasonCode, u32, Option<String>);
-
-fn build(
-    capability_id: String,
-    source: Span,
-    in_ir: bool,
-    effects: Effects,
-    raw: Vec<RawReason>,
-) -> Assessment {
-    let mut per: [Vec<RawReason>; 4] = Default::default();
-    for reason in raw {
-        let index = match reason.0.dimension() {
-            apizr_ir::DimensionName::Binding => 0,
-            apizr_ir::DimensionName::Execution => 1,
-            apizr_ir::DimensionName::Inputs => 2,
-            apizr_ir::DimensionName::Outputs => 3,
-        };
-        if let Some(bucket) = per.get_mut(index) {
-            bucket.push(reason);
-        }
-    }
-    let [binding, execution, inputs, outputs] = per.map(dimension);
-    let state = [&binding, &execution, &inputs, &outputs]
+/// Discovery reported that `name`'s decorators may replace it (CAP-005).
+fn is_decorated(ir: &CapabilityIr, name: &str) -> bool {
+    ir.diagnostics
         .iter()
-        .map(|d| d.state)
-        .max()
-        .unwrap_or(ReadinessState::Ready);
-    Assessment {
-        capability_id,
-        source,
-        in_ir,
-        dimensions: Dimensions {
-            binding,
-            execution,
-            inputs,
-            outputs,
-        },
-        effects,
-        state,
-        can_generate_interface: in_ir && state == ReadinessState::Ready,
-    }
-}
-
-fn dimension(mut raw: Vec<RawReason>) -> Dimension {
-    raw.sort_by(|a, b| {
-        (a.1, a.0.code(), a.2.as_deref().unwrap_or("")).cmp(&(
-            b.1,
-            b.0.code(),
-            b.2.as_deref().unwrap_or(""),
-        ))
-    });
-    raw.dedup();
-    let state = raw
-        .iter()
-        .map(|r| r.0.implied_state())
-        .max()
-        .unwrap_or(ReadinessState::Ready);
-    Dimension {
-        state,
-        reasons: raw
-            .into_iter()
-            .map(|(code, line, parameter)| Reason {
-                code: code.code(),
-                evidence: "inferred",
-                line,
-                parameter,
-            })
-            .collect(),
-    }
-}
-
-/// A module-scope `def` (direct or nested in control flow) with its `def` line.
-pub struct ModuleDef<'a> {
-    pub def: &'a ast::StmtFunctionDef,
-    pub line: u32,
-    pub direct: bool,
-}
-
-fn module_defs(parsed: &ParsedModule) -> Vec<ModuleDef<'_>> {
-    fn walk<'a>(
-        parsed: &'a ParsedModule,
-        body: &'a [Stmt],
-        direct: bool,
-        out: &mut Vec<ModuleDef<'a>>,
-    ) {
-        for stmt in body {
-            match stmt {
-                Stmt::FunctionDef(def) => out.push(ModuleDef {
-                    def,
-                    line: stmt_line(parsed, stmt),
-                    direct,
-                }),
-                Stmt::If(n) => {
-                    walk(parsed, &n.body, false, out);
-                    for c in &n.elif_else_clauses {
-                        walk(parsed, &c.body, false, out);
-                    }
-                }
-                Stmt::For(n) => {
-                    walk(parsed, &n.body, false, out);
-                    walk(parsed, &n.orelse, false, out);
-                }
-                Stmt::While(n) => {
-                    walk(parsed, &n.body, false, out);
-                    walk(parsed, &n.orelse, false, out);
-                }
-                Stmt::With(n) => walk(parsed, &n.body, false, out),
-                Stmt::Try(n) => {
-                    walk(parsed, &n.body, false, out);
-                    for ast::ExceptHandler::ExceptHandler(h) in &n.handlers {
-                        walk(parsed, &h.body, false, out);
-                    }
-                    walk(parsed, &n.orelse, false, out);
-                    walk(parsed, &n.finalbody, false, out);
-                }
-                Stmt::Match(n) => {
-                    for case in &n.cases {
-                        walk(parsed, &case.body, false, out);
-                    }
-                }
-                _ => {}
-            }
-        }
-    }
-    let mut out = Vec::new();
-    walk(parsed, parsed.body(), true, &mut out);
-    out
-}
-
-/// CPython's `lineno` of a statement: for decorated `def`/`class`, the keyword's line.
-pub fn stmt_line(parsed: &ParsedModule, stmt: &Stmt) -> u32 {
-    let last_decorator = match stmt {
-        Stmt::FunctionDef(def) => def.decorator_list.last(),
-        Stmt::ClassDef(class) => class.decorator_list.last(),
-        _ => None,
-    };
-    let Some(decorator) = last_decorator else {
-        return parsed.start_line(stmt);
-    };
-    // Skip trivia after the decorator: whitespace, comments, line continuations and the
-    // closing parentheses of a parenthesized decorator expression.
-    let text = parsed.text.as_str();
-    let mut offset = usize::from(decorator.end());
-    let bytes = text.as_bytes();
-    while let Some(&byte) = bytes.get(offset) {
-        match byte {
-            b' ' | b'\t' | b'\x0c' | b'\r' | b'\n' | b'\\' | b')' => offset += 1,
-            b'#' => {
-                while bytes
-                    .get(offset)
-                    .is_some_and(|b| *b != b'\n' && *b != b'\r')
-                {
-                    offset += 1;
-                }
-            }
-            _ => break,
-        }
-    }
-    let offset = u32::try_from(offset).unwrap_or(u32::MAX);
-    parsed.line(TextSize::from(offset).min(stmt.end()))
+        .any(|d| d.source.symbol == name && d.kind == DiagnosticKind::Decorated)
 }
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
-    use apizr_ir::{CAPABILITY_SCHEMA, DiagnosticKind, SourceKind, SourceRecord};
+    use apizr_ir::{CAPABILITY_SCHEMA, Diagnostic, ReadinessState, SourceKind, SourceRecord};
 
     fn parsed(text: &str) -> ParsedModule {
         ParsedModule::parse(text.to_string(), "m".to_string()).unwrap()
@@ -438,30 +286,9 @@ mod tests {
     }
 
     #[test]
-    fn reasons_are_deduplicated_and_sorted() {
-        let raw = vec![
-            (ReasonCode::R013, 5, Some("b".to_string())),
-            (ReasonCode::R007, 5, Some("a".to_string())),
-            (ReasonCode::R013, 5, Some("b".to_string())),
-            (ReasonCode::R012, 2, Some("z".to_string())),
-        ];
-        let dim = dimension(raw);
-        let order: Vec<(&str, u32)> = dim.reasons.iter().map(|r| (r.code, r.line)).collect();
-        assert_eq!(
-            order,
-            [
-                ("APIZR-READY-012", 2),
-                ("APIZR-READY-007", 5),
-                ("APIZR-READY-013", 5)
-            ]
-        );
-        assert_eq!(dim.state, ReadinessState::Unsupported);
-    }
-
-    #[test]
     fn decorated_statement_line_is_the_keyword_line() {
         let module = parsed("@a  # c\n# d\n@(b)\n\ndef f():\n    pass\n");
-        assert_eq!(stmt_line(&module, &module.body()[0]), 5);
+        assert_eq!(module.stmt_line(&module.body()[0]), 5);
     }
 
     #[test]

@@ -7,15 +7,15 @@ use std::collections::HashMap;
 use apizr_ir::{ReasonCode, TypeSpec};
 use ruff_python_ast::StmtFunctionDef;
 
-use super::RawReason;
+use super::Finding;
 use super::inputs::Context;
-use super::scan::ModuleFacts;
 use super::typeddict::Candidate;
+use crate::facts::ModuleFacts;
 
 /// The classifier context for a function at `def_line`: only candidates proven and declared
 /// before the function count as proven shapes.
 pub fn context_at<'a>(
-    facts: &'a ModuleFacts,
+    facts: &'a ModuleFacts<'a>,
     candidates: &'a [Candidate],
     def_line: u32,
 ) -> Context<'a> {
@@ -31,26 +31,26 @@ pub fn context_at<'a>(
     Context::new(facts, map)
 }
 
-pub fn parameter_reasons(ctx: &Context, def: &StmtFunctionDef, line: u32) -> Vec<RawReason> {
+pub fn parameter_findings(ctx: &Context, def: &StmtFunctionDef, line: u32) -> Vec<Finding> {
     let mut out = Vec::new();
     for param in def.parameters.iter_non_variadic_params() {
-        let name = param.parameter.name.to_string();
+        let name = param.parameter.name.as_str();
         match param.parameter.annotation.as_deref() {
-            None => out.push((ReasonCode::R007, line, Some(name))),
+            None => out.push(Finding::new(ReasonCode::R007, line).parameter(name)),
             Some(annotation) => out.extend(
                 ctx.codes(annotation)
                     .into_iter()
-                    .map(|code| (code, line, Some(name.clone()))),
+                    .map(|code| Finding::new(code, line).parameter(name)),
             ),
         }
     }
     out
 }
 
-pub fn return_reason(ctx: &Context, def: &StmtFunctionDef, line: u32) -> Option<RawReason> {
+pub fn return_finding(ctx: &Context, def: &StmtFunctionDef, line: u32) -> Option<Finding> {
     let imprecise = match def.returns.as_deref() {
         None => true,
         Some(annotation) => !ctx.codes(annotation).is_empty(),
     };
-    imprecise.then_some((ReasonCode::R016, line, None))
+    imprecise.then(|| Finding::new(ReasonCode::R016, line))
 }

@@ -1,4 +1,4 @@
-//! Structured types (contract 3.8): TypedDict candidates, their proofs in source order, and the
+//! Structured types: TypedDict candidates, their proofs in source order, and the
 //! object TypeSpec of each proven shape (nested proven shapes inlined).
 //!
 //! A proof fails with exactly one problem string; the checks run in the contract's table order,
@@ -9,12 +9,11 @@ use std::collections::{HashMap, VecDeque};
 
 use apizr_ir::{ObjectField, ReasonCode, TypeKind, TypeSpec};
 use ruff_python_ast::{self as ast, Expr, Stmt};
-use ruff_text_size::{Ranged, TextSize};
 
 use super::inputs::{Context, is_typing_name};
 use super::lower::{MAX_DEPTH, MAX_NODES, shape_size};
 use super::pyrepr::duplicate_fields_error;
-use super::scan::{BindKind, ModuleFacts};
+use crate::facts::{BindingId, BindingKind, ModuleFacts, StmtId, View};
 use crate::module::ParsedModule;
 
 pub const FUNCTIONAL: &str = "Functional TypedDict declarations are unsupported; use class form";
@@ -40,8 +39,8 @@ pub struct Candidate {
     pub name: String,
     pub line: u32,
     pub end_line: u32,
-    /// Start offset of the declaring statement (used for the READY-004 exemption).
-    pub stmt_start: TextSize,
+    /// The declaring statement (used for the READY-004 exemption).
+    pub stmt: StmtId,
     pub outcome: Result<TypeSpec, String>,
 }
 
@@ -54,9 +53,8 @@ enum Declaration<'a> {
 }
 
 /// Find and prove every candidate, in source order.
-pub fn prove_all(parsed: &ParsedModule, facts: &ModuleFacts) -> Vec<Candidate> {
-    let mut found: Vec<(String, &Stmt, Declaration)> = Vec::new();
-    find(parsed.body(), true, facts, &mut found);
+pub fn prove_all<'a>(parsed: &ParsedModule, facts: &'a ModuleFacts<'a>) -> Vec<Candidate> {
+    let found = find(facts);
     let all_names: Vec<String> = found.iter().map(|(n, _, _)| n.clone()).collect();
     let mut proven: HashMap<String, TypeSpec> = HashMap::new();
     let mut out = Vec::new();
@@ -68,6 +66,7 @@ pub fn prove_all(parsed: &ParsedModule, facts: &ModuleFacts) -> Vec<Candidate> {
                     parsed,
                     facts,
                     class,
+                    own: facts.own_binding(stmt),
                     all_names: &all_names,
                     proven: &proven,
                 };
@@ -77,25 +76,25 @@ pub fn prove_all(parsed: &ParsedModule, facts: &ModuleFacts) -> Vec<Candidate> {
         if let Ok(shape) = &outcome {
             proven.insert(name.clone(), shape.clone());
         }
+        let node = facts.statement(stmt);
         out.push(Candidate {
             name,
-            line: super::stmt_line(parsed, stmt),
-            end_line: parsed.end_line(stmt),
-            stmt_start: stmt.start(),
+            line: node.line,
+            end_line: parsed.end_line(node.node),
+            stmt,
             outcome,
         });
     }
     out
 }
 
-fn find<'a>(
-    body: &'a [Stmt],
-    direct: bool,
-    facts: &ModuleFacts,
-    found: &mut Vec<(String, &'a Stmt, Declaration<'a>)>,
-) {
-    for stmt in body {
-        match stmt {
+/// Candidates in source order: classes anywhere in module scope whose bases mention
+/// `TypedDict` or an earlier candidate class, and direct `X = TypedDict(...)` assignments.
+fn find<'a>(facts: &ModuleFacts<'a>) -> Vec<(String, StmtId, Declaration<'a>)> {
+    let mut found: Vec<(String, StmtId, Declaration<'a>)> = Vec::new();
+    for (id, statement) in facts.statements() {
+        let direct = statement.is_direct();
+        match statement.node {
             Stmt::ClassDef(class) => {
                 let previous: Vec<&str> = found
                     .iter()
@@ -111,7 +110,7 @@ fn find<'a>(
                 if mentions {
                     found.push((
                         class.name.to_string(),
-                        stmt,
+                        id,
                         Declaration::Class { class, direct },
                     ));
                 }
@@ -119,7 +118,7 @@ fn find<'a>(
             Stmt::Assign(node) if direct && is_typeddict_call(&node.value, facts) => {
                 for target in &node.targets {
                     if let Expr::Name(n) = target {
-                        found.push((n.id.to_string(), stmt, Declaration::Functional));
+                        found.push((n.id.to_string(), id, Declaration::Functional));
                     }
                 }
             }
@@ -127,40 +126,13 @@ fn find<'a>(
                 if let (Expr::Name(n), Some(value)) = (node.target.as_ref(), &node.value)
                     && is_typeddict_call(value, facts)
                 {
-                    found.push((n.id.to_string(), stmt, Declaration::Functional));
-                }
-            }
-            Stmt::If(node) => {
-                find(&node.body, false, facts, found);
-                for clause in &node.elif_else_clauses {
-                    find(&clause.body, false, facts, found);
-                }
-            }
-            Stmt::For(node) => {
-                find(&node.body, false, facts, found);
-                find(&node.orelse, false, facts, found);
-            }
-            Stmt::While(node) => {
-                find(&node.body, false, facts, found);
-                find(&node.orelse, false, facts, found);
-            }
-            Stmt::With(node) => find(&node.body, false, facts, found),
-            Stmt::Try(node) => {
-                find(&node.body, false, facts, found);
-                for ast::ExceptHandler::ExceptHandler(h) in &node.handlers {
-                    find(&h.body, false, facts, found);
-                }
-                find(&node.orelse, false, facts, found);
-                find(&node.finalbody, false, facts, found);
-            }
-            Stmt::Match(node) => {
-                for case in &node.cases {
-                    find(&case.body, false, facts, found);
+                    found.push((n.id.to_string(), id, Declaration::Functional));
                 }
             }
             _ => {}
         }
     }
+    found
 }
 
 /// `TypedDict`, a name imported as `TypedDict`, or any `<x>.TypedDict` attribute.
@@ -168,9 +140,11 @@ fn mentions_typeddict(expr: &Expr, facts: &ModuleFacts) -> bool {
     match expr {
         Expr::Name(n) => {
             n.id.as_str() == "TypedDict"
-                || facts.bindings(n.id.as_str()).any(|e| {
-                    matches!(&e.kind, BindKind::FromImport { original, .. } if original == "TypedDict")
-                })
+                || facts
+                    .bindings_of(n.id.as_str(), View::Namespace)
+                    .any(|(_, b)| {
+                        matches!(&b.kind, BindingKind::FromImport { name, .. } if *name == "TypedDict")
+                    })
         }
         Expr::Attribute(a) => a.attr.as_str() == "TypedDict",
         _ => false,
@@ -183,43 +157,38 @@ fn is_typeddict_call(value: &Expr, facts: &ModuleFacts) -> bool {
 
 struct Prover<'a> {
     parsed: &'a ParsedModule,
-    facts: &'a ModuleFacts,
+    facts: &'a ModuleFacts<'a>,
     class: &'a ast::StmtClassDef,
+    /// The class statement's binding of its own name.
+    own: Option<BindingId>,
     all_names: &'a [String],
     proven: &'a HashMap<String, TypeSpec>,
 }
 
 impl Prover<'_> {
-    fn own_seq(&self) -> u32 {
-        self.facts
-            .own_seq
-            .get(&self.class.start())
-            .copied()
-            .unwrap_or(u32::MAX)
+    /// True when `binding` is evaluated before this class binds its name.
+    fn before_class(&self, binding: BindingId) -> bool {
+        self.own.is_none_or(|own| binding < own)
     }
 
     /// `name` is bound exactly once, unconditionally, before this class, by an import matching
     /// `accept`, and never mutated.
-    fn proven_import(&self, name: &str, accept: impl Fn(&BindKind) -> bool) -> bool {
+    fn proven_import(&self, name: &str, accept: impl Fn(&BindingKind) -> bool) -> bool {
         let facts = self.facts;
-        !facts.mutated_roots.contains(name)
-            && facts.unique_binding(name).is_some_and(|e| {
-                e.direct_index.is_some() && e.seq < self.own_seq() && accept(&e.kind)
-            })
+        !facts.is_mutated(name)
+            && facts
+                .unique_binding(name, View::Namespace)
+                .is_some_and(|(id, b)| {
+                    facts.is_direct(b) && self.before_class(id) && accept(&b.kind)
+                })
     }
 
     fn typing_from(&self, name: &str, wanted: &str) -> bool {
-        self.proven_import(name, |k| {
-            matches!(k, BindKind::FromImport { module, original }
-                if module.as_deref() == Some("typing") && original == wanted)
-        })
+        self.proven_import(name, |k| k.is_from_import("typing", wanted))
     }
 
     fn typing_module(&self, name: &str) -> bool {
-        self.proven_import(
-            name,
-            |k| matches!(k, BindKind::Import { module, .. } if module == "typing"),
-        )
+        self.proven_import(name, |k| k.is_import_of("typing"))
     }
 
     fn proven_base(&self, base: &Expr) -> bool {
@@ -239,8 +208,8 @@ impl Prover<'_> {
             return Err(GENERIC.into());
         }
         if !direct
-            || self.facts.bindings(name).count() != 1
-            || self.facts.mutated_roots.contains(name)
+            || self.facts.bindings_of(name, View::Namespace).count() != 1
+            || self.facts.is_mutated(name)
         {
             return Err(BINDING.into());
         }
@@ -365,8 +334,8 @@ impl Prover<'_> {
             return true;
         }
         self.facts
-            .unique_binding(root)
-            .is_some_and(|e| e.seq < self.own_seq())
+            .unique_binding(root, View::Namespace)
+            .is_some_and(|(id, _)| self.before_class(id))
     }
 }
 

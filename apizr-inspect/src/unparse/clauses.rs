@@ -1,7 +1,7 @@
 //! Lambda parameter lists and comprehension clauses (`visit_arguments`, `visit_arg`,
-//! `visit_comprehension`), plus the small operator tables of `_Unparser`.
+//! `visit_comprehension`).
 
-use ruff_python_ast::{CmpOp, Comprehension, Expr, Number, Operator, Parameter, Parameters};
+use ruff_python_ast::{Comprehension, Parameter, Parameters};
 
 use super::expr::Unparser;
 use super::precedence::Precedence;
@@ -79,30 +79,4 @@ impl Unparser<'_> {
             self.parameter(kwarg);
         }
     }
-}
-
-pub(super) fn is_int_constant(expr: &Expr) -> bool {
-    match expr {
-        Expr::NumberLiteral(node) => matches!(node.value, Number::Int(_)),
-        Expr::BooleanLiteral(_) => true,
-        _ => false,
-    }
-}
-
-pub(super) fn binop_precedence(op: Operator) -> Precedence {
-    match op {
-        Operator::Add | Operator::Sub => Precedence::Arith,
-        Operator::Mult | Operator::MatMult | Operator::Div | Operator::Mod | Operator::FloorDiv => {
-            Precedence::Term
-        }
-        Operator::LShift | Operator::RShift => Precedence::Shift,
-        Operator::BitOr => Precedence::BOR,
-        Operator::BitXor => Precedence::BXor,
-        Operator::BitAnd => Precedence::BAnd,
-        Operator::Pow => Precedence::Power,
-    }
-}
-
-pub(super) fn cmpop_text(op: CmpOp) -> &'static str {
-    op.as_str()
 }

@@ -7,9 +7,8 @@
 use ruff_python_ast::{BoolOp, Expr, Number, Operator, StringLiteral, UnaryOp};
 
 use super::UnparseError;
-use super::clauses::{binop_precedence, cmpop_text, is_int_constant};
-use super::numbers::number_text;
-use super::precedence::Precedence;
+use super::numbers::{is_int_constant, number_text};
+use super::precedence::{Precedence, binop_precedence};
 use super::strings::{ALL_QUOTES, repr_bytes, repr_str, repr_units, str_avoiding_backslashes};
 use super::surrogates::string_units;
 
@@ -258,7 +257,7 @@ impl<'s> Unparser<'s> {
                 self.expr(&node.left, Precedence::Cmp.next());
                 for (op, comparator) in node.ops.iter().zip(node.comparators.iter()) {
                     self.write(" ");
-                    self.write(cmpop_text(*op));
+                    self.write(op.as_str());
                     self.write(" ");
                     self.expr(comparator, Precedence::Cmp.next());
                 }

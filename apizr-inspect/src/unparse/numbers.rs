@@ -6,7 +6,7 @@
 //! with more than 4300 decimal digits (`sys.get_int_max_str_digits()`); that case is an error.
 
 use apizr_ir::json::python_float_repr;
-use ruff_python_ast::{Int, Number};
+use ruff_python_ast::{Expr, Int, Number};
 
 use super::UnparseError;
 
@@ -127,6 +127,15 @@ fn to_decimal(digits: &str, radix: u32) -> Result<String, UnparseError> {
         }
     }
     Ok(out)
+}
+
+/// An `int` constant (or a `bool`, which is one): `1 .real` needs the space.
+pub(super) fn is_int_constant(expr: &Expr) -> bool {
+    match expr {
+        Expr::NumberLiteral(node) => matches!(node.value, Number::Int(_)),
+        Expr::BooleanLiteral(_) => true,
+        _ => false,
+    }
 }
 
 #[cfg(test)]

@@ -4,6 +4,8 @@
 //! assigned to it is *greater* than the node's own operator precedence. `EXPR` and `BOR` share a
 //! value in CPython, so they are one variant here.
 
+use ruff_python_ast::Operator;
+
 /// Operator precedence, weakest first (same order and values as `ast._Precedence`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub(crate) enum Precedence {
@@ -55,6 +57,21 @@ impl Precedence {
 
     /// `_Precedence.BOR`, an alias of `EXPR` in CPython.
     pub(crate) const BOR: Precedence = Precedence::Expr;
+}
+
+/// `binop` precedence of a binary operator.
+pub(super) fn binop_precedence(op: Operator) -> Precedence {
+    match op {
+        Operator::Add | Operator::Sub => Precedence::Arith,
+        Operator::Mult | Operator::MatMult | Operator::Div | Operator::Mod | Operator::FloorDiv => {
+            Precedence::Term
+        }
+        Operator::LShift | Operator::RShift => Precedence::Shift,
+        Operator::BitOr => Precedence::BOR,
+        Operator::BitXor => Precedence::BXor,
+        Operator::BitAnd => Precedence::BAnd,
+        Operator::Pow => Precedence::Power,
+    }
 }
 
 #[cfg(test)]

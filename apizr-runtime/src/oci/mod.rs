@@ -14,14 +14,16 @@
 //!   (identity, capabilities, `no_new_privs`, seccomp, gVisor when asked for).
 //! * [`oom`] — memory-kill classification (the engine's flag, or the kernel's record).
 //! * [`sweep`] — start-up removal of what dead callers left (never a live owner's).
+//! * [`executor`] — [`OciExecutor`](executor::OciExecutor): the runtime, the v2 policy and the
+//!   image behind the call API.
 //! * [`pool`] — pre-started, never-reused containers for servers (fresh container per call).
 //! * [`plan`] — the ContainerPlan (`apizr.runtime/v2`), byte-compatible with the reference.
-//! * [`status`] — the four v2 statuses and the v2 envelope.
 //! * [`build`] — `apizr image build`: worker images from a local base image or a rootfs tar,
 //!   offline.
 //!
-//! The entry point for `apizr execute` and servers is [`OciRuntime::execute`] (or the
-//! one-shot [`execute_v2`] / [`execute_for_cli`]); servers can put an [`OciPool`] in front.
+//! Callers reach this backend through the call API ([`executor::OciExecutor`] behind
+//! [`AnyExecutor`](crate::call::AnyExecutor)); [`OciRuntime::execute`] is the per-call engine
+//! work and [`OciPool`] can put pre-started containers in front of it.
 //!
 //! Differences from the reference (contract 7.3–7.5), all deliberate:
 //! * Engine API over the socket instead of the `docker` CLI; the API version is negotiated
@@ -48,13 +50,13 @@ pub mod bundle;
 pub mod container;
 pub mod engine;
 pub mod engine_kind;
+pub mod executor;
 pub mod http;
 pub mod image;
 pub mod oom;
 pub mod plan;
 pub mod pool;
 mod run;
-pub mod status;
 pub mod stream;
 pub mod sweep;
 pub mod verify;
@@ -73,9 +75,10 @@ pub use self::engine_kind::{EngineCapabilities, EngineKind};
 pub use self::image::{ImageFacts, ImageRefError, Platform, RuntimeImage};
 pub use self::plan::ContainerPlan;
 pub use self::pool::OciPool;
-pub use self::status::{EnvelopeV2, OciStatus, RESULT_SCHEMA_V2};
 pub use self::sweep::SweepReport;
 pub use self::verify::{Refusal, Verified};
+use crate::envelope::Envelope;
+pub use crate::envelope::RESULT_SCHEMA_V2;
 use crate::local::seccomp;
 use crate::request::CallRequest;
 use crate::status::Status;
@@ -133,7 +136,7 @@ pub struct OciReport {
 /// The envelope plus the report.
 #[derive(Debug, Clone, PartialEq)]
 pub struct OciOutcome {
-    pub envelope: EnvelopeV2,
+    pub envelope: Envelope,
     pub report: OciReport,
 }
 
@@ -239,7 +242,7 @@ impl OciRuntime {
         deadline: Instant,
         start: Instant,
         report: &mut OciReport,
-    ) -> EnvelopeV2 {
+    ) -> Envelope {
         match self.precheck(&call, start, report) {
             Ok((connected, programs)) => run::run_container(
                 connected,
@@ -261,8 +264,8 @@ impl OciRuntime {
         call: &OciCall<'_>,
         start: Instant,
         report: &mut OciReport,
-    ) -> Result<(&Connected, Option<&[Vec<u8>]>), EnvelopeV2> {
-        let fail = |s| Err(EnvelopeV2::status(s));
+    ) -> Result<(&Connected, Option<&[Vec<u8>]>), Envelope> {
+        let fail = |s| Err(Envelope::status(s));
         let input_ok = call
             .call
             .arguments_object()
@@ -270,17 +273,17 @@ impl OciRuntime {
             .is_ok_and(|b| b.len() as u64 <= call.policy.limits.max_input_bytes);
         if !input_ok {
             report.limits_hit.push("input".into());
-            return fail(OciStatus::V1(Status::InvalidInput));
+            return fail(Status::InvalidInput);
         }
         if let Some(refusal) = call.policy.refusal() {
             report.detail = Some(refusal.to_string());
-            return fail(OciStatus::V1(Status::PolicyRefused));
+            return fail(Status::PolicyRefused);
         }
         let connected = match self.connected() {
             Ok(connected) => connected,
             Err(e) => {
                 report.detail = Some(e.to_string());
-                return fail(OciStatus::BackendUnavailable);
+                return fail(Status::BackendUnavailable);
             }
         };
         let (engine, caps) = &connected.pair;
@@ -289,23 +292,23 @@ impl OciRuntime {
         report.timings.engine_ms = ms(start);
         if !caps.usable() {
             report.detail = Some(format!("engine lacks {}", caps.missing.join(", ")));
-            return fail(OciStatus::BackendUnavailable);
+            return fail(Status::BackendUnavailable);
         }
         if let Some(refusal) = run::unknown_runtime(caps, &connected.options) {
             report.detail = Some(refusal.to_string());
             report.refused = Some(refusal);
-            return fail(OciStatus::BackendUnavailable);
+            return fail(Status::BackendUnavailable);
         }
         let strict = call.policy.subprocess_deny();
         match image::check_image(engine, call.image, strict) {
             Ok(Ok(facts)) => report.image = Some(facts),
             Ok(Err(e)) => {
                 report.detail = Some(e.to_string());
-                return fail(OciStatus::RuntimeImageUnavailable);
+                return fail(Status::RuntimeImageUnavailable);
             }
             Err(e) => {
                 report.detail = Some(e.to_string());
-                return fail(OciStatus::BackendUnavailable);
+                return fail(Status::BackendUnavailable);
             }
         }
         report.timings.image_ms = ms(start);
@@ -319,7 +322,7 @@ impl OciRuntime {
         };
         if call.image.platform.architecture() != host_arch {
             report.detail = Some("subprocess deny needs the host architecture".into());
-            return fail(OciStatus::V1(Status::PolicyRefused));
+            return fail(Status::PolicyRefused);
         }
         match self
             .seccomp
@@ -328,7 +331,7 @@ impl OciRuntime {
             Some(p) => Ok((connected, Some(p.as_slice()))),
             None => {
                 report.detail = Some("seccomp filter unavailable".into());
-                fail(OciStatus::V1(Status::PolicyRefused))
+                fail(Status::PolicyRefused)
             }
         }
     }
@@ -336,49 +339,4 @@ impl OciRuntime {
 
 fn ms(since: Instant) -> u64 {
     u64::try_from(since.elapsed().as_millis()).unwrap_or(u64::MAX)
-}
-
-/// The hook for `apizr execute`: run `call` under the v2 `policy` in `image` with a fresh
-/// runtime configured from the environment (`DOCKER_HOST`, `TMPDIR`).
-pub fn execute_v2(
-    call: &CallRequest,
-    policy: &PolicyV2,
-    image: &RuntimeImage,
-    original: Option<&[u8]>,
-) -> OciOutcome {
-    OciRuntime::new(OciConfig::default()).execute(OciCall {
-        call,
-        policy,
-        image,
-        original,
-    })
-}
-
-/// The hook for the CLI's `execute` (v2 branch): the policy document as read from `--policy`
-/// (already validated by the caller), the `--runtime-image` / `--runtime-platform` values, and
-/// the planned call. A document or image that does not parse is `invalid_input` (v2 envelope).
-pub fn execute_for_cli(
-    call: &CallRequest,
-    policy_doc: &serde_json::Value,
-    image: &str,
-    platform: &str,
-    original: Option<&[u8]>,
-) -> OciOutcome {
-    let parsed = PolicyV2::from_json(policy_doc)
-        .map_err(|e| e.to_string())
-        .and_then(|p| {
-            RuntimeImage::parse(image, platform)
-                .map(|i| (p, i))
-                .map_err(|e| e.to_string())
-        });
-    match parsed {
-        Ok((policy, image)) => execute_v2(call, &policy, &image, original),
-        Err(detail) => OciOutcome {
-            envelope: EnvelopeV2::status(OciStatus::V1(Status::InvalidInput)),
-            report: OciReport {
-                detail: Some(detail),
-                ..OciReport::default()
-            },
-        },
-    }
 }

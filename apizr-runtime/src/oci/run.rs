@@ -20,7 +20,6 @@ use super::engine::EngineError;
 use super::engine_kind::{EngineCapabilities, EngineKind};
 use super::http::{Body, HttpError};
 use super::oom;
-use super::status::{EnvelopeV2, OciStatus};
 use super::stream;
 use super::verify::{self, Expected, Refusal};
 use super::{Connected, OciCall, OciReport};
@@ -35,7 +34,7 @@ pub(super) fn run_container(
     temp_root: &Path,
     deadline: Instant,
     report: &mut OciReport,
-) -> EnvelopeV2 {
+) -> Envelope {
     let payload = match encode_payload(call, programs) {
         Ok(p) => p,
         Err(envelope) => return envelope,
@@ -50,12 +49,12 @@ pub(super) fn run_container(
 pub(super) fn encode_payload(
     call: &OciCall<'_>,
     programs: Option<&[Vec<u8>]>,
-) -> Result<Vec<u8>, EnvelopeV2> {
+) -> Result<Vec<u8>, Envelope> {
     let mut request = call.call.clone();
     request.policy = call.policy.worker_policy();
     match encode_request(&request, programs) {
         Ok(p) if p.len() <= MAX_REQUEST_BYTES => Ok(p),
-        _ => Err(EnvelopeV2::status(OciStatus::V1(Status::InvalidInput))),
+        _ => Err(Envelope::status(Status::InvalidInput)),
     }
 }
 
@@ -76,7 +75,7 @@ pub(super) fn launch(
     temp_root: &Path,
     deadline: Instant,
     report: &mut OciReport,
-) -> Result<Launched, EnvelopeV2> {
+) -> Result<Launched, Envelope> {
     let started = Instant::now();
     let (engine, caps) = &connected.pair;
     let executable = &call.call.executable.bytes;
@@ -89,13 +88,13 @@ pub(super) fn launch(
     )
     .map_err(|e| {
         report.detail = Some(format!("bundle: {e}"));
-        EnvelopeV2::status(OciStatus::V1(Status::WorkerFailed))
+        Envelope::status(Status::WorkerFailed)
     })?;
     let name = random_hex()
         .map(|hex| format!("apizr-oci-{hex}"))
         .map_err(|e| {
             report.detail = Some(format!("container name: {e}"));
-            EnvelopeV2::status(OciStatus::V1(Status::WorkerFailed))
+            Envelope::status(Status::WorkerFailed)
         })?;
     report.container = Some(name.clone());
     // Armed before `create` is sent: a create that succeeds after our deadline is removed too.
@@ -115,12 +114,12 @@ pub(super) fn launch(
         let envelope = match *e {
             EngineError::Unreachable(HttpError::Deadline) => {
                 report.limits_hit.push("wall_time".into());
-                EnvelopeV2::status(OciStatus::V1(Status::Timeout))
+                Envelope::status(Status::Timeout)
             }
             EngineError::Api { status: 404, .. } => {
-                EnvelopeV2::status(OciStatus::RuntimeImageUnavailable)
+                Envelope::status(Status::RuntimeImageUnavailable)
             }
-            _ => EnvelopeV2::status(OciStatus::V1(Status::WorkerFailed)),
+            _ => Envelope::status(Status::WorkerFailed),
         };
         return Err(removed_or_cleanup_failed(&mut guard, envelope, report));
     }
@@ -141,7 +140,7 @@ pub(super) fn launch(
         Ok(verified) => report.verified = Some(verified),
         Err(detail) => {
             report.detail = Some(detail);
-            let envelope = EnvelopeV2::status(OciStatus::BackendUnavailable);
+            let envelope = Envelope::status(Status::BackendUnavailable);
             return Err(removed_or_cleanup_failed(&mut guard, envelope, report));
         }
     }
@@ -157,7 +156,7 @@ pub(super) fn launch(
         Ok(resp) if resp.is_success() || resp.status == 304 => None,
         Ok(resp) => {
             report.detail = Some(format!("start: {} {}", resp.status, resp.message()));
-            Some(EnvelopeV2::status(OciStatus::V1(Status::WorkerFailed)))
+            Some(Envelope::status(Status::WorkerFailed))
         }
         Err(e) => Some(transport_failure(report, "start", e)),
     };
@@ -196,7 +195,7 @@ pub(super) fn finish(
     call: &OciCall<'_>,
     deadline: Instant,
     report: &mut OciReport,
-) -> EnvelopeV2 {
+) -> Envelope {
     let Launched {
         mut guard,
         id,
@@ -218,9 +217,9 @@ pub(super) fn finish(
 
 fn removed_or_cleanup_failed(
     guard: &mut ContainerGuard,
-    envelope: EnvelopeV2,
+    envelope: Envelope,
     report: &mut OciReport,
-) -> EnvelopeV2 {
+) -> Envelope {
     let started = Instant::now();
     let removal = guard.remove();
     report.timings.remove_ms = millis(started.elapsed());
@@ -231,7 +230,7 @@ fn removed_or_cleanup_failed(
         }
         Err(e) => {
             report.detail = Some(format!("cleanup: {e}"));
-            EnvelopeV2::status(OciStatus::CleanupFailed)
+            Envelope::status(Status::CleanupFailed)
         }
     }
 }
@@ -254,7 +253,7 @@ fn exchange(
     call: &OciCall<'_>,
     deadline: Instant,
     report: &mut OciReport,
-) -> EnvelopeV2 {
+) -> Envelope {
     let (engine, caps) = &connected.pair;
     let name = container.name.as_str();
     let started = Instant::now();
@@ -271,11 +270,11 @@ fn exchange(
     }
     if out.timed_out {
         report.limits_hit.push("wall_time".into());
-        return EnvelopeV2::status(OciStatus::V1(Status::Timeout));
+        return Envelope::status(Status::Timeout);
     }
     if out.overflow {
         report.limits_hit.push("output".into());
-        return EnvelopeV2::status(OciStatus::V1(Status::OutputLimit));
+        return Envelope::status(Status::OutputLimit);
     }
     if attestation.is_none() {
         // Whatever answered did not run our checks first.
@@ -289,7 +288,7 @@ fn exchange(
     let envelope = match exit {
         None if Instant::now() >= deadline => {
             report.limits_hit.push("wall_time".into());
-            return EnvelopeV2::status(OciStatus::V1(Status::Timeout));
+            return Envelope::status(Status::Timeout);
         }
         Some(0) => match protocol::decode_response(&out.stdout, max_output) {
             Ok(envelope) => envelope,
@@ -319,18 +318,18 @@ fn exchange(
     if oom {
         report.oom_killed = true;
         report.limits_hit.push("memory".into());
-        return EnvelopeV2::status(OciStatus::ResourceLimit);
+        return Envelope::status(Status::ResourceLimit);
     }
-    EnvelopeV2::from_worker(envelope)
+    envelope
 }
 
-fn transport_failure(report: &mut OciReport, step: &str, e: HttpError) -> EnvelopeV2 {
+fn transport_failure(report: &mut OciReport, step: &str, e: HttpError) -> Envelope {
     report.detail = Some(format!("{step}: {e}"));
     if matches!(e, HttpError::Deadline) {
         report.limits_hit.push("wall_time".into());
-        EnvelopeV2::status(OciStatus::V1(Status::Timeout))
+        Envelope::status(Status::Timeout)
     } else {
-        EnvelopeV2::status(OciStatus::V1(Status::WorkerFailed))
+        Envelope::status(Status::WorkerFailed)
     }
 }
 
@@ -339,7 +338,7 @@ fn refuse_inside(
     report: &mut OciReport,
     control: &str,
     seen: Option<&attest::Attestation>,
-) -> EnvelopeV2 {
+) -> Envelope {
     let refusal = Refusal {
         control: verify::control_name(control),
         expected: "as requested (see verified)".into(),
@@ -351,5 +350,5 @@ fn refuse_inside(
     };
     report.detail = Some(refusal.to_string());
     report.refused = Some(refusal);
-    EnvelopeV2::status(OciStatus::BackendUnavailable)
+    Envelope::status(Status::BackendUnavailable)
 }

@@ -15,10 +15,10 @@ use apizr_ir::policy::AnyPolicy;
 use apizr_ir::policy_v2::PolicyV2;
 use apizr_ir::{Digest, Value};
 
-use super::core::{
-    ExecutionMode, Gates, ServeError, ServeSource, ServeSpec, ServedCapability, default_python,
-};
 use super::decode;
+use super::error::{BundleError, ServeError};
+use super::spec::{ExecutionMode, Gates, ServeSource, ServeSpec, ServedCapability, default_python};
+use crate::call::ExecutorError;
 use crate::oci::RuntimeImage;
 use crate::request::Executable;
 
@@ -32,7 +32,7 @@ fn read(dir: &Path, rel: &str) -> Result<Vec<u8>, ServeError> {
         .components()
         .any(|c| !matches!(c, Component::Normal(_)))
     {
-        return Err(ServeError::Bundle(format!("unsafe artifact path {rel:?}")));
+        return Err(BundleError::UnsafePath(rel.to_string()).into());
     }
     let path = dir.join(rel_path);
     let meta = std::fs::symlink_metadata(&path).map_err(|source| ServeError::Io {
@@ -40,7 +40,7 @@ fn read(dir: &Path, rel: &str) -> Result<Vec<u8>, ServeError> {
         source,
     })?;
     if !meta.is_file() || meta.len() > MAX_FILE {
-        return Err(ServeError::Bundle(format!("{rel}: not a regular file")));
+        return Err(BundleError::NotAFile(rel.to_string()).into());
     }
     std::fs::read(&path).map_err(|source| ServeError::Io { path, source })
 }
@@ -52,10 +52,17 @@ fn digest_of(v: &Value) -> Option<String> {
     }
 }
 
-fn str_field<'a>(v: &'a Value, key: &str) -> Result<&'a str, ServeError> {
+fn str_field<'a>(v: &'a Value, key: &'static str) -> Result<&'a str, BundleError> {
     match v.get(key) {
         Some(Value::Str(s)) => Ok(s),
-        _ => Err(ServeError::Bundle(format!("manifest field {key} missing"))),
+        _ => Err(BundleError::MissingField(key)),
+    }
+}
+
+impl ServeSpec {
+    /// Read a generated project's contract files and verify every artifact digest.
+    pub fn from_bundle_dir(dir: &Path) -> Result<ServeSpec, ServeError> {
+        load(dir)
     }
 }
 
@@ -64,23 +71,19 @@ pub fn load(dir: &Path) -> Result<ServeSpec, ServeError> {
     let manifest_name = ["apizr-rest.json", "apizr-mcp.json"]
         .into_iter()
         .find(|n| dir.join(n).is_file())
-        .ok_or_else(|| {
-            ServeError::Bundle(format!(
-                "{}: no apizr-rest.json or apizr-mcp.json",
-                dir.display()
-            ))
-        })?;
+        .ok_or_else(|| BundleError::NoManifest(dir.to_path_buf()))?;
     let raw = read(dir, manifest_name)?;
-    let manifest =
-        parse_permissive(&raw).map_err(|e| ServeError::Bundle(format!("{manifest_name}: {e}")))?;
+    let manifest = parse_permissive(&raw).map_err(|source| BundleError::Json {
+        file: manifest_name.to_string(),
+        source,
+    })?;
 
     // 1. Every listed artifact hashes to its recorded digest.
     let Some(Value::Object(artifacts)) = manifest.get("artifacts") else {
-        return Err(ServeError::Bundle("manifest has no artifacts".into()));
+        return Err(BundleError::MissingSection("artifacts").into());
     };
     for (rel, digest) in artifacts {
-        let want = digest_of(digest)
-            .ok_or_else(|| ServeError::Bundle(format!("{rel}: malformed digest")))?;
+        let want = digest_of(digest).ok_or_else(|| BundleError::MalformedDigest(rel.clone()))?;
         if Digest::sha256(&read(dir, rel)?).value != want {
             return Err(ServeError::Digest(rel.clone()));
         }
@@ -92,7 +95,7 @@ pub fn load(dir: &Path) -> Result<ServeSpec, ServeError> {
     let bound = manifest
         .get("executable_digest")
         .and_then(digest_of)
-        .ok_or_else(|| ServeError::Bundle("executable_digest missing".into()))?;
+        .ok_or(BundleError::MissingField("executable_digest"))?;
     let bytes = read(dir, &executable_path)?;
     let executable = Executable::new(bytes);
     if executable.digest.value != bound {
@@ -102,7 +105,7 @@ pub fn load(dir: &Path) -> Result<ServeSpec, ServeError> {
         .get("source")
         .map(|s| str_field(s, "module"))
         .transpose()?
-        .ok_or_else(|| ServeError::Bundle("source.module missing".into()))?
+        .ok_or(BundleError::MissingField("source.module"))?
         .to_string();
     let as_digest = |key: &str| {
         manifest.get(key).and_then(digest_of).map(|value| Digest {
@@ -120,13 +123,13 @@ pub fn load(dir: &Path) -> Result<ServeSpec, ServeError> {
         "tools"
     };
     let Some(Value::Array(entries)) = manifest.get(key) else {
-        return Err(ServeError::Bundle(format!("manifest has no {key}")));
+        return Err(BundleError::MissingSection(key).into());
     };
     let mut capabilities = Vec::with_capacity(entries.len());
     for entry in entries {
-        let contract = decode::contract(entry)?;
+        let contract = decode::contract(entry).map_err(BundleError::from)?;
         let Value::Object(map) = entry else {
-            return Err(ServeError::Bundle("contract is not an object".into()));
+            return Err(BundleError::MissingSection("contract object").into());
         };
         let mut core = map.clone();
         for extra in ["route", "method", "tool_name", "input_schema"] {
@@ -134,15 +137,10 @@ pub fn load(dir: &Path) -> Result<ServeSpec, ServeError> {
         }
         let want = Value::Object(core)
             .canonical_bytes()
-            .map_err(|e| ServeError::Bundle(e.to_string()))?;
-        let got = contract
-            .canonical_bytes()
-            .map_err(|e| ServeError::Bundle(e.to_string()))?;
+            .map_err(BundleError::from)?;
+        let got = contract.canonical_bytes().map_err(BundleError::from)?;
         if want != got {
-            return Err(ServeError::Bundle(format!(
-                "contract {} does not round-trip",
-                contract.capability_id
-            )));
+            return Err(BundleError::NotRoundTrip(contract.capability_id).into());
         }
         capabilities.push(ServedCapability::new(contract));
     }
@@ -150,14 +148,15 @@ pub fn load(dir: &Path) -> Result<ServeSpec, ServeError> {
     // 4. Mode: governed when the bundle carries a policy (which must itself be an artifact).
     let mode = if dir.join("execution/policy.json").exists() {
         if !listed("execution/policy.json") {
-            return Err(ServeError::Bundle(
-                "execution/policy.json is not a listed artifact".into(),
-            ));
+            return Err(BundleError::NotListed("execution/policy.json").into());
         }
         let raw = read(dir, "execution/policy.json")?;
-        match AnyPolicy::from_slice(&raw).map_err(|e| ServeError::Policy(e.to_string()))? {
+        match AnyPolicy::from_slice(&raw)? {
             AnyPolicy::V2(policy) => oci_mode(dir, policy, &listed)?,
-            AnyPolicy::V1(policy) => ExecutionMode::Governed(policy),
+            policy @ AnyPolicy::V1(_) => ExecutionMode::Governed {
+                policy,
+                image: None,
+            },
         }
     } else {
         ExecutionMode::Direct {
@@ -199,28 +198,29 @@ fn oci_mode(
     listed: &dyn Fn(&str) -> bool,
 ) -> Result<ExecutionMode, ServeError> {
     if let Some(refusal) = policy.refusal() {
-        return Err(ServeError::Policy(refusal.to_string()));
+        return Err(ExecutorError::Refused(refusal).into());
     }
     if !listed("execution/bundle.json") {
-        return Err(ServeError::Bundle(
-            "execution/bundle.json is not a listed artifact".into(),
-        ));
+        return Err(BundleError::NotListed("execution/bundle.json").into());
     }
     let raw = read(dir, "execution/bundle.json")?;
     let bundle: serde_json::Value =
-        serde_json::from_slice(&raw).map_err(|e| ServeError::Bundle(e.to_string()))?;
-    let field = |key: &str| {
+        serde_json::from_slice(&raw).map_err(|e| BundleError::Document {
+            file: "execution/bundle.json",
+            message: e.to_string(),
+        })?;
+    let field = |key: &'static str| {
         bundle
             .get("runtime")
             .and_then(|r| r.get(key))
             .and_then(|v| v.as_str())
-            .ok_or_else(|| ServeError::Bundle(format!("execution/bundle.json: runtime.{key}")))
+            .ok_or(BundleError::RuntimeField(key))
     };
-    let image = RuntimeImage::parse(field("image")?, field("platform")?)
-        .map_err(|e| ServeError::Bundle(e.to_string()))?;
-    Ok(ExecutionMode::Oci {
-        policy: Box::new(policy),
-        image,
+    let image =
+        RuntimeImage::parse(field("image")?, field("platform")?).map_err(BundleError::from)?;
+    Ok(ExecutionMode::Governed {
+        policy: AnyPolicy::V2(policy),
+        image: Some(image),
     })
 }
 

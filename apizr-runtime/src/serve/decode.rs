@@ -9,38 +9,43 @@ use apizr_ir::interface::{ContractExecution, ContractParameter, InvocationContra
 use apizr_ir::readiness::{ObjectField, TypeKind, TypeSpec};
 use apizr_ir::{ParameterKind, Value};
 
-use super::core::ServeError;
-
-fn bad(what: &str) -> ServeError {
-    ServeError::Bundle(format!("malformed contract: {what}"))
+/// A contract entry that is not a well-formed contract: the field that is wrong.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("malformed contract: {field}")]
+pub struct ContractError {
+    pub field: &'static str,
 }
 
-fn field<'a>(v: &'a Value, key: &str) -> Result<&'a Value, ServeError> {
+fn bad(field: &'static str) -> ContractError {
+    ContractError { field }
+}
+
+fn field<'a>(v: &'a Value, key: &'static str) -> Result<&'a Value, ContractError> {
     v.get(key).ok_or_else(|| bad(key))
 }
 
-fn string(v: &Value, key: &str) -> Result<String, ServeError> {
+fn string(v: &Value, key: &'static str) -> Result<String, ContractError> {
     match field(v, key)? {
         Value::Str(s) => Ok(s.clone()),
         _ => Err(bad(key)),
     }
 }
 
-fn boolean(v: &Value, key: &str) -> Result<bool, ServeError> {
+fn boolean(v: &Value, key: &'static str) -> Result<bool, ContractError> {
     match field(v, key)? {
         Value::Bool(b) => Ok(*b),
         _ => Err(bad(key)),
     }
 }
 
-fn array<'a>(v: &'a Value, key: &str) -> Result<&'a [Value], ServeError> {
+fn array<'a>(v: &'a Value, key: &'static str) -> Result<&'a [Value], ContractError> {
     match field(v, key)? {
         Value::Array(a) => Ok(a),
         _ => Err(bad(key)),
     }
 }
 
-fn kind(name: &str) -> Result<TypeKind, ServeError> {
+fn kind(name: &str) -> Result<TypeKind, ContractError> {
     Ok(match name {
         "any" => TypeKind::Any,
         "int" => TypeKind::Int,
@@ -60,7 +65,7 @@ fn kind(name: &str) -> Result<TypeKind, ServeError> {
 }
 
 /// A TypeSpec (`{items, kind, values, variadic[, fields]}`).
-pub fn type_spec(v: &Value) -> Result<TypeSpec, ServeError> {
+pub fn type_spec(v: &Value) -> Result<TypeSpec, ContractError> {
     let items = array(v, "items")?
         .iter()
         .map(type_spec)
@@ -76,7 +81,7 @@ pub fn type_spec(v: &Value) -> Result<TypeSpec, ServeError> {
                         type_spec: type_spec(field(f, "type")?)?,
                     })
                 })
-                .collect::<Result<Vec<_>, ServeError>>()?,
+                .collect::<Result<Vec<_>, ContractError>>()?,
         ),
         Some(_) => return Err(bad("fields")),
     };
@@ -89,7 +94,7 @@ pub fn type_spec(v: &Value) -> Result<TypeSpec, ServeError> {
     })
 }
 
-fn parameter_kind(name: &str) -> Result<ParameterKind, ServeError> {
+fn parameter_kind(name: &str) -> Result<ParameterKind, ContractError> {
     Ok(match name {
         "positional_only" => ParameterKind::PositionalOnly,
         "positional_or_keyword" => ParameterKind::PositionalOrKeyword,
@@ -99,7 +104,7 @@ fn parameter_kind(name: &str) -> Result<ParameterKind, ServeError> {
 }
 
 /// One manifest entry (extra keys such as `route`, `method`, `tool_name` are ignored here).
-pub fn contract(v: &Value) -> Result<InvocationContract, ServeError> {
+pub fn contract(v: &Value) -> Result<InvocationContract, ContractError> {
     let execution = match string(v, "execution")?.as_str() {
         "sync" => ContractExecution::Sync,
         "async" => ContractExecution::Async,
@@ -120,7 +125,7 @@ pub fn contract(v: &Value) -> Result<InvocationContract, ServeError> {
                 type_spec: type_spec(field(p, "type")?)?,
             })
         })
-        .collect::<Result<Vec<_>, ServeError>>()?;
+        .collect::<Result<Vec<_>, ContractError>>()?;
     Ok(InvocationContract {
         capability_id: string(v, "capability_id")?,
         description,

@@ -19,8 +19,8 @@ use std::time::Duration;
 
 use tokio::sync::{Semaphore, SemaphorePermit};
 
-use super::core::Gates;
 use super::metrics::Metrics;
+use super::spec::Gates;
 
 /// Why a call was not admitted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

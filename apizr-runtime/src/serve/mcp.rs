@@ -24,8 +24,10 @@ pub use handler::McpHandler;
 pub use http::HttpOptions;
 pub use tools::{ToolSet, tool_name};
 
-use super::core::{Invoker, ServeError, ServeSpec};
+use super::error::ServeError;
+use super::invoker::Invoker;
 use super::options::ServeOptions;
+use super::spec::ServeSpec;
 use crate::pool::SetResults;
 
 /// Start the invoker of `spec` and build the MCP handler over its capabilities.
@@ -35,7 +37,7 @@ pub async fn start_handler(spec: ServeSpec) -> Result<McpHandler, ServeError> {
         .iter()
         .map(|c| c.contract.clone())
         .collect();
-    let tools = ToolSet::new(&contracts).map_err(|e| ServeError::Bundle(e.to_string()))?;
+    let tools = ToolSet::new(&contracts)?;
     let invoker = Invoker::start(spec, SetResults::Reject).await?;
     Ok(McpHandler::new(tools, Arc::new(invoker)))
 }
@@ -51,7 +53,10 @@ pub async fn run_mcp(spec: ServeSpec, options: ServeOptions) -> Result<(), Serve
     let handler = start_handler(spec).await?;
     let listener = tokio::net::TcpListener::bind((options.host.as_str(), options.port))
         .await
-        .map_err(|e| ServeError::Usage(format!("bind {}:{}: {e}", options.host, options.port)))?;
+        .map_err(|source| ServeError::Bind {
+            address: format!("{}:{}", options.host, options.port),
+            source,
+        })?;
     if let Ok(addr) = listener.local_addr() {
         eprintln!("apizr: MCP server listening on http://{addr}/mcp");
     }

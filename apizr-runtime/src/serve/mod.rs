@@ -1,22 +1,27 @@
 //! Serving capabilities over REST (feature `rest`) and MCP (feature `mcp`).
 //!
-//! * [`core`] — what is served and how calls run ([`ServeSpec`], [`Invoker`], [`CallResult`]),
-//!   shared by both transports;
-//! * [`invoker`] — [`Invoker`]: admission, validation, pool or governed runtime;
+//! Layers, each depending only on the ones above it:
+//! * [`spec`] — what is served ([`ServeSpec`], [`ExecutionMode`], [`Gates`]); plain data;
+//! * [`error`] — [`ServeError`] and [`BundleError`];
+//! * [`decode`], [`bundle`] — a generated project's directory, verified, into a [`ServeSpec`];
+//! * [`reply`] — the one mapping of an outcome to REST and MCP answers ([`Rejected`] calls
+//!   included);
 //! * `gate` — the per-capability and server-wide admission gates (drop guards);
-//! * [`oci`] — governed v2: a fresh container per call (engine and image probed at start-up);
-//! * [`bundle`], [`decode`] — loading and verifying a generated project directory;
+//! * [`invoker`] — [`Invoker`]: the call API ([`crate::call`]) behind the gates, on one
+//!   executor;
 //! * [`metrics`] — Prometheus counters;
-//! * [`options`] — the command line of a generated project ([`bundle_main`]) and the
-//!   [`HttpLimits`] of both transports;
+//! * [`options`] — listen address, token, transport, tuning flags, and the [`HttpLimits`] of
+//!   both transports;
 //! * `http` — our hyper accept loop (idle/header/body timeouts, body memory bound);
-//! * `rest` — the axum REST server; `mcp` — the MCP server.
+//! * `rest` — the axum REST server; `mcp` — the MCP server;
+//! * [`entry`] — [`bundle_main`] (a generated project's `main`) and [`serve_blocking`].
 //!
 //! The warm pool behind direct mode lives in [`crate::pool`].
 
 pub mod bundle;
-pub mod core;
 pub mod decode;
+pub mod entry;
+pub mod error;
 mod gate;
 #[cfg(feature = "http")]
 pub mod http;
@@ -24,17 +29,21 @@ pub mod invoker;
 #[cfg(feature = "mcp")]
 pub mod mcp;
 pub mod metrics;
-pub mod oci;
 #[cfg(feature = "rest")]
 pub mod openapi;
 pub mod options;
+pub mod reply;
 #[cfg(feature = "rest")]
 pub mod rest;
 #[cfg(feature = "rest")]
 mod rest_docs;
+pub mod spec;
 
-pub use self::core::{
-    CallResult, CancelGuard, CancelOnDrop, ExecutionMode, Gates, Invoker, ServeError, ServeSource,
-    ServeSpec, ServedCapability,
+pub use self::entry::{bundle_main, bundle_main_in, serve, serve_blocking};
+pub use self::error::{BundleError, ServeError};
+pub use self::invoker::Invoker;
+pub use self::options::{HttpLimits, ServeOptions, SpecOverrides, Transport};
+pub use self::reply::{Answer, HttpReply, McpReply, Rejected, http_reply, mcp_reply};
+pub use self::spec::{
+    CancelGuard, CancelOnDrop, ExecutionMode, Gates, ServeSource, ServeSpec, ServedCapability,
 };
-pub use self::options::{HttpLimits, ServeOptions, Transport, bundle_main, bundle_main_in};

@@ -7,7 +7,7 @@
 use apizr_ir::Value;
 use apizr_ir::interface::type_schema;
 
-use super::core::ServedCapability;
+use super::spec::ServedCapability;
 
 fn obj<const N: usize>(pairs: [(&str, Value); N]) -> Value {
     Value::Object(pairs.into_iter().map(|(k, v)| (k.to_string(), v)).collect())

@@ -25,9 +25,13 @@ use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 
-use super::core::{CallResult, CancelOnDrop, Invoker, MAX_BODY_BYTES, ServeError, ServeSpec};
+use super::error::ServeError;
 use super::http::{BodyBudget, BodyError, read_body};
+use super::invoker::Invoker;
 use super::options::{HttpLimits, ServeOptions};
+use super::reply::{HttpReply, http_reply};
+use super::spec::{CancelOnDrop, ServeSpec};
+use crate::call::{ADMISSION_DETAIL, MAX_ARGUMENT_BYTES as MAX_BODY_BYTES};
 use crate::pool::SetResults;
 
 struct AppState {
@@ -51,10 +55,19 @@ fn json(status: StatusCode, body: Vec<u8>) -> Response {
 }
 
 fn detail(status: StatusCode, text: &str) -> Response {
-    let mut body = String::from("{\"detail\":");
-    apizr_ir::json::write_string(&mut body, text);
-    body.push('}');
-    json(status, body.into_bytes())
+    json(status, HttpReply::detail(status.as_u16(), text).body)
+}
+
+/// The axum response of a call's [`HttpReply`].
+fn response(reply: HttpReply) -> Response {
+    let status = StatusCode::from_u16(reply.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    let mut response = json(status, reply.body);
+    if let Some(seconds) = reply.retry_after
+        && let Ok(v) = HeaderValue::from_str(&seconds.to_string())
+    {
+        response.headers_mut().insert(header::RETRY_AFTER, v);
+    }
+    response
 }
 
 /// Constant-time equality (length leaks, contents do not).
@@ -163,45 +176,17 @@ async fn call(
             return response;
         }
     };
-    let (result, raw) = invoker
+    let answer = invoker
         .call_json(&name, &bytes, CancelOnDrop::never())
         .await;
-    let response = match result {
-        CallResult::Success(_) if raw.is_some() => json(StatusCode::OK, raw.unwrap_or_default()),
-        CallResult::Success(value) => match value.canonical_bytes() {
-            Ok(mut b) => {
-                b.pop();
-                json(StatusCode::OK, b)
-            }
-            Err(_) => detail(StatusCode::INTERNAL_SERVER_ERROR, "Internal server error"),
-        },
-        CallResult::InvalidInput(text) => detail(StatusCode::UNPROCESSABLE_ENTITY, &text),
-        CallResult::Timeout => detail(StatusCode::GATEWAY_TIMEOUT, "Execution timed out"),
-        CallResult::ResourceLimit => detail(
-            StatusCode::SERVICE_UNAVAILABLE,
-            "Execution resource limit exceeded",
-        ),
-        CallResult::Busy { retry_after } => {
-            let mut r = detail(StatusCode::TOO_MANY_REQUESTS, "Too many requests");
-            if let Ok(v) = HeaderValue::from_str(&retry_after.as_secs().max(1).to_string()) {
-                r.headers_mut().insert(header::RETRY_AFTER, v);
-            }
-            r
-        }
-        CallResult::OverCapacity => detail(
-            StatusCode::SERVICE_UNAVAILABLE,
-            "Call exceeds the server's governed memory budget",
-        ),
-        CallResult::Unknown => detail(StatusCode::NOT_FOUND, "Not Found"),
-        CallResult::Failed(_) => detail(StatusCode::INTERNAL_SERVER_ERROR, "Internal server error"),
-    };
+    let response = response(http_reply(answer));
     invoker.metrics.http_status(response.status().as_u16());
     response
 }
 
 fn body_error(error: BodyError, invoker: &Invoker) -> Response {
     let mut response = match error {
-        BodyError::TooLarge => detail(StatusCode::PAYLOAD_TOO_LARGE, super::core::ADMISSION_DETAIL),
+        BodyError::TooLarge => detail(StatusCode::PAYLOAD_TOO_LARGE, ADMISSION_DETAIL),
         BodyError::Timeout => detail(StatusCode::REQUEST_TIMEOUT, "Request body timed out"),
         BodyError::Malformed => detail(StatusCode::BAD_REQUEST, "Malformed request body"),
         BodyError::Budget => {
@@ -250,7 +235,10 @@ pub async fn run_rest(spec: ServeSpec, options: ServeOptions) -> Result<(), Serv
     options.check_exposure()?;
     let listener = tokio::net::TcpListener::bind((options.host.as_str(), options.port))
         .await
-        .map_err(|e| ServeError::Usage(format!("bind {}:{}: {e}", options.host, options.port)))?;
+        .map_err(|source| ServeError::Bind {
+            address: format!("{}:{}", options.host, options.port),
+            source,
+        })?;
     if let Ok(addr) = listener.local_addr() {
         eprintln!("apizr: REST server listening on http://{addr} (docs at /docs)");
     }
@@ -294,7 +282,10 @@ pub async fn run_rest_on(
         super::http::shutdown_signal(),
     )
     .await
-    .map_err(|e| ServeError::Usage(format!("server: {e}")))
+    .map_err(|source| ServeError::Server {
+        what: "server",
+        source,
+    })
 }
 
 #[cfg(test)]

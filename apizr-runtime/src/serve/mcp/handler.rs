@@ -19,25 +19,21 @@ use rmcp::{ErrorData, RoleServer, ServerHandler};
 use super::exact;
 use super::rewrite::{NOT_AN_OBJECT_META, RAW_ARGUMENTS_META};
 use super::tools::{ToolSet, ToolSpec, structured_result};
-use crate::serve::core::{CallResult, CancelOnDrop, Invoker};
+use crate::serve::invoker::Invoker;
+use crate::serve::reply::{Answer, McpReply, mcp_reply};
+pub use crate::serve::reply::{
+    BUSY, EXECUTION_FAILED, INVALID_ARGUMENTS, OVER_CAPACITY, RESOURCE_LIMIT, TIMED_OUT,
+    UNKNOWN_TOOL,
+};
+use crate::serve::spec::CancelOnDrop;
 
 /// Server name in `serverInfo` (as the reference).
 pub const SERVER_NAME: &str = "Apizr MCP";
 /// Server version in `serverInfo` (as the reference).
 pub const SERVER_VERSION: &str = "apizr.mcp/v1";
 
-/// Tool error texts (contract 8.3-8.5).
-pub const UNKNOWN_TOOL: &str = "Unknown tool";
-pub const INVALID_ARGUMENTS: &str = "Invalid tool arguments";
-pub const EXECUTION_FAILED: &str = "Tool execution failed";
-pub const TIMED_OUT: &str = "Tool execution timed out";
-pub const RESOURCE_LIMIT: &str = "Tool execution resource limit exceeded";
 /// JSON-RPC `-32602` message for `arguments` that are not an object (the Python SDK's text).
 pub const INVALID_PARAMS: &str = "Invalid request parameters";
-/// Our own (the reference has no admission queue): the per-tool queue is full.
-pub const BUSY: &str = "Tool busy; retry later";
-/// Our own: the call's memory limit exceeds the server's governed memory budget.
-pub const OVER_CAPACITY: &str = "Tool call exceeds the server's governed memory budget";
 
 /// A cheap-to-clone MCP server over one [`Invoker`].
 #[derive(Clone)]
@@ -95,11 +91,11 @@ pub fn error_result(text: &str) -> CallToolResult {
     CallToolResult::error(vec![ContentBlock::text(text)])
 }
 
-/// Map a core [`CallResult`] to the MCP tool result. Integers beyond 64 bits in
+/// Map a served call's answer to the MCP tool result. Integers beyond 64 bits in
 /// `structuredContent` are markers that the transports restore ([`exact`]).
-pub fn tool_result(result: CallResult) -> CallToolResult {
-    match result {
-        CallResult::Success(value) => {
+pub fn tool_result(answer: Answer) -> CallToolResult {
+    match mcp_reply(answer) {
+        McpReply::Success(value) => {
             let structured = structured_result(value);
             match (structured.canonical_string(), exact::to_json(&structured)) {
                 (Ok(text), Some(json)) => {
@@ -110,13 +106,7 @@ pub fn tool_result(result: CallResult) -> CallToolResult {
                 _ => error_result(EXECUTION_FAILED),
             }
         }
-        CallResult::InvalidInput(_) => error_result(INVALID_ARGUMENTS),
-        CallResult::Timeout => error_result(TIMED_OUT),
-        CallResult::ResourceLimit => error_result(RESOURCE_LIMIT),
-        CallResult::Busy { .. } => error_result(BUSY),
-        CallResult::OverCapacity => error_result(OVER_CAPACITY),
-        CallResult::Unknown => error_result(UNKNOWN_TOOL),
-        CallResult::Failed(_) => error_result(EXECUTION_FAILED),
+        McpReply::Error(text) => error_result(text),
     }
 }
 

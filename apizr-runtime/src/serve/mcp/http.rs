@@ -27,7 +27,8 @@ use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, Stream
 use super::exact::restore;
 use super::handler::McpHandler;
 use super::rewrite::rewrite;
-use crate::serve::core::{ADMISSION_DETAIL, ServeError};
+use crate::call::ADMISSION_DETAIL;
+use crate::serve::error::ServeError;
 use crate::serve::http::{BodyBudget, BodyError, read_body};
 use crate::serve::options::HttpLimits;
 
@@ -252,5 +253,8 @@ pub async fn serve_http(
 ) -> Result<(), ServeError> {
     crate::serve::http::serve(listener, router(handler, options), options.limits, shutdown)
         .await
-        .map_err(|e| ServeError::Usage(format!("mcp http server: {e}")))
+        .map_err(|source| ServeError::Server {
+            what: "mcp http server",
+            source,
+        })
 }

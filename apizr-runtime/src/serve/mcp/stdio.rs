@@ -15,7 +15,7 @@ use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWrite
 use super::exact::restore;
 use super::handler::McpHandler;
 use super::rewrite::{is_jsonrpc, rewrite};
-use crate::serve::core::ServeError;
+use crate::serve::error::ServeError;
 
 /// Largest stdio line (64 MiB); a longer line ends the input stream.
 pub const MAX_LINE_BYTES: usize = 64 * 1024 * 1024;
@@ -129,7 +129,7 @@ pub async fn serve_stdio(handler: McpHandler) -> Result<(), ServeError> {
         }
         // The client closed stdin before initializing: a normal end, not an error.
         Err(rmcp::service::ServerInitializeError::ConnectionClosed(_)) => Ok(()),
-        Err(e) => Err(ServeError::Usage(format!("mcp stdio: {e}"))),
+        Err(e) => Err(ServeError::McpStart(Box::new(e))),
     };
     filter.abort();
     // rmcp's writer is gone with the service: the output copy drains what is left and ends.

@@ -1,0 +1,77 @@
+//! [`LocalExecutor`]: the local-process backend behind the call API — a [`LocalRuntime`] and
+//! the v1 policy it enforces on every call.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use apizr_ir::policy::PolicyV1;
+
+use crate::audit::AuditSink;
+use crate::call::{BackendKind, Call, Executor, ExecutorError, Outcome, Report};
+use crate::local::runtime::{LocalRuntime, RuntimeConfig};
+use crate::status::Status;
+
+/// A fresh supervised process per call under one v1 policy.
+#[derive(Debug)]
+pub struct LocalExecutor {
+    runtime: LocalRuntime,
+    policy: PolicyV1,
+    /// The configured interpreter command (for the start-up error).
+    python: PathBuf,
+}
+
+impl LocalExecutor {
+    pub fn new(policy: PolicyV1, config: RuntimeConfig) -> Self {
+        LocalExecutor {
+            python: config.python.clone(),
+            runtime: LocalRuntime::new(config),
+            policy,
+        }
+    }
+
+    /// Record every call (one audit line each).
+    #[must_use]
+    pub fn with_audit(mut self, sink: Arc<dyn AuditSink>) -> Self {
+        self.runtime = self.runtime.with_audit(sink);
+        self
+    }
+
+    pub fn policy(&self) -> &PolicyV1 {
+        &self.policy
+    }
+
+    pub fn runtime(&self) -> &LocalRuntime {
+        &self.runtime
+    }
+}
+
+impl Executor for LocalExecutor {
+    fn kind(&self) -> BackendKind {
+        BackendKind::LocalProcess
+    }
+
+    /// Probe the host once (namespaces, Landlock, seccomp, cgroups, the interpreter). Which
+    /// controls this policy gets is decided per call; a missing interpreter is an error here.
+    fn check(&self) -> Result<(), ExecutorError> {
+        if let Some(effect) = self.policy.effects.require_known.first() {
+            return Err(ExecutorError::UnknownEffect(effect.clone()));
+        }
+        match &self.runtime.host_capabilities().python {
+            Some(_) => Ok(()),
+            None => Err(ExecutorError::NoPython(self.python.display().to_string())),
+        }
+    }
+
+    fn execute(&self, call: &Call) -> Outcome {
+        if !self.policy.effects.require_known.is_empty() {
+            // Effects are never inferred: a required known effect cannot be proven.
+            return Outcome::status(Status::PolicyRefused).with_backend(self.kind());
+        }
+        let outcome = self.runtime.execute(&call.request_under(&self.policy));
+        Outcome::from_envelope(
+            BackendKind::LocalProcess,
+            outcome.envelope,
+            Report::Local(Box::new(outcome.report)),
+        )
+    }
+}

@@ -1,0 +1,129 @@
+//! [`OciExecutor`]: the container backend behind the call API — an [`OciRuntime`], the v2
+//! policy, the runtime image, and an optional audit sink.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use apizr_ir::policy_v2::PolicyV2;
+
+use super::image::check_image;
+use super::{OciCall, OciConfig, OciRuntime, RuntimeImage};
+use crate::audit::{AUDIT_SCHEMA, AuditRecord, AuditSink};
+use crate::call::{BackendKind, Call, Executor, ExecutorError, Outcome, Report};
+use crate::status::Status;
+
+/// A fresh container per call under one v2 policy, in one image.
+#[derive(Debug)]
+pub struct OciExecutor {
+    runtime: OciRuntime,
+    policy: PolicyV2,
+    image: RuntimeImage,
+    audit: Option<Arc<dyn AuditSink>>,
+}
+
+impl OciExecutor {
+    pub fn new(policy: PolicyV2, image: RuntimeImage, config: OciConfig) -> Self {
+        OciExecutor {
+            runtime: OciRuntime::new(config),
+            policy,
+            image,
+            audit: None,
+        }
+    }
+
+    /// Record every call (one audit line each, like the local backend's).
+    #[must_use]
+    pub fn with_audit(mut self, sink: Arc<dyn AuditSink>) -> Self {
+        self.audit = Some(sink);
+        self
+    }
+
+    pub fn policy(&self) -> &PolicyV2 {
+        &self.policy
+    }
+
+    pub fn image(&self) -> &RuntimeImage {
+        &self.image
+    }
+
+    /// The per-call engine work (engine facts, the start-up sweep's report).
+    pub fn runtime(&self) -> &OciRuntime {
+        &self.runtime
+    }
+
+    fn write_audit(&self, call: &Call, outcome: &Outcome, started: Instant) {
+        let Some(sink) = &self.audit else {
+            return;
+        };
+        let record = AuditRecord {
+            schema_version: AUDIT_SCHEMA,
+            capability_id: call.capability_id().to_string(),
+            executable_digest: call.executable().digest.prefixed(),
+            policy_digest: self
+                .policy
+                .digest()
+                .map(|d| d.prefixed())
+                .unwrap_or_default(),
+            status: outcome.status.wire_name(),
+            duration_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
+            limits_hit: outcome.limits_hit().to_vec(),
+            refused: Vec::new(),
+            controls: Vec::new(),
+        };
+        let _ = sink.record(&record);
+    }
+}
+
+impl Executor for OciExecutor {
+    fn kind(&self) -> BackendKind {
+        BackendKind::OciContainer
+    }
+
+    /// Connect to the engine, require its controls, and check the image (identity, platform,
+    /// labels), so that a server never reports ready with a backend that cannot run.
+    fn check(&self) -> Result<(), ExecutorError> {
+        if let Some(refusal) = self.policy.refusal() {
+            return Err(ExecutorError::Refused(refusal));
+        }
+        if let Some(effect) = self.policy.effects.require_known.first() {
+            return Err(ExecutorError::UnknownEffect(effect.clone()));
+        }
+        let (engine, caps) =
+            self.runtime
+                .engine()
+                .map_err(|reason| ExecutorError::EngineUnavailable {
+                    reason: reason.to_string(),
+                })?;
+        if !caps.usable() {
+            return Err(ExecutorError::EngineLacks {
+                missing: caps.missing.clone(),
+            });
+        }
+        match check_image(engine, &self.image, self.policy.subprocess_deny()) {
+            Ok(Ok(_)) => Ok(()),
+            Ok(Err(e)) => Err(ExecutorError::Image(e)),
+            Err(e) => Err(ExecutorError::EngineUnavailable {
+                reason: e.to_string(),
+            }),
+        }
+    }
+
+    fn execute(&self, call: &Call) -> Outcome {
+        let started = Instant::now();
+        let outcome = if self.policy.effects.require_known.is_empty() {
+            let request = call.request_under(&self.policy.worker_policy());
+            let ran = self.runtime.execute(OciCall {
+                call: &request,
+                policy: &self.policy,
+                image: &self.image,
+                original: call.original(),
+            });
+            Outcome::from_envelope(self.kind(), ran.envelope, Report::Oci(Box::new(ran.report)))
+        } else {
+            // Effects are never inferred: a required known effect cannot be proven.
+            Outcome::status(Status::PolicyRefused).with_backend(self.kind())
+        };
+        self.write_audit(call, &outcome, started);
+        outcome
+    }
+}
