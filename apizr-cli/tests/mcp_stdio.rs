@@ -63,9 +63,19 @@ fn mcp_built() -> bool {
     true
 }
 
+/// The result without `resultType` (protocol-revision dependent) and without our documented
+/// addition to invalid-argument errors (`structuredContent` with `detail` and `errors`).
 fn without_result_type(mut v: Value) -> Value {
     if let Some(map) = v.as_object_mut() {
         map.remove("resultType");
+        if map.get("isError") == Some(&Value::Bool(true))
+            && let Some(added) = map.remove("structuredContent")
+        {
+            assert!(
+                added["errors"].as_array().is_some_and(|e| !e.is_empty()),
+                "{added}"
+            );
+        }
     }
     v
 }

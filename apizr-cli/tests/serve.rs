@@ -44,7 +44,10 @@ fn serves_the_bundled_example_without_a_source() {
     );
     assert_eq!(
         server.post("total", r#"{"prices": [1], "tip": 2}"#),
-        (422, r#"{"detail":"Unexpected request field"}"#.into())
+        (
+            422,
+            r#"{"detail":"Unexpected request field","errors":[{"expected":"one of the declared fields: prices, tax","found":"undeclared field","path":"/tip"}]}"#.into()
+        )
     );
     let (status, doc) = server.try_request("GET", "/openapi.json", "").unwrap();
     assert_eq!(status, 200);
@@ -74,9 +77,13 @@ fn governed_mode_runs_each_call_under_the_policy() {
         policy.to_str().unwrap(),
     ]);
     assert_eq!(server.post("add", r#"{"a": 1, "b": 2}"#), (200, "3".into()));
+    // The reference's governed detail, plus where and what (the same as in direct mode).
     assert_eq!(
         server.post("add", r#"{"a": 1}"#),
-        (422, r#"{"detail":"Invalid request arguments"}"#.into())
+        (
+            422,
+            r#"{"detail":"Invalid request arguments","errors":[{"expected":"integer","found":"missing","path":"/b"}]}"#.into()
+        )
     );
     assert_eq!(
         server.post("nap", r#"{"s": 5}"#),
@@ -85,6 +92,49 @@ fn governed_mode_runs_each_call_under_the_policy() {
     // A fresh worker per call: state never persists.
     assert_eq!(server.post("bump", "{}"), (200, "1".into()));
     assert_eq!(server.post("bump", "{}"), (200, "1".into()));
+}
+
+/// A Python exception in a governed call reaches the server's stderr with its traceback (as a
+/// direct-mode worker's does), headed by the call it belongs to.
+#[test]
+fn governed_exceptions_are_logged_with_their_traceback() {
+    let dir = tmp("governed-log");
+    std::fs::write(
+        dir.join("tools.py"),
+        "def boom(n: int) -> int:\n    raise ValueError(f'bad n {n}')\n",
+    )
+    .unwrap();
+    std::fs::write(dir.join("policy.json"), "{}").unwrap();
+    let log = dir.join("stderr.log");
+    let source = dir.join("tools.py");
+    let policy = dir.join("policy.json");
+    let server = Served::spawn_ready_logging(
+        &[
+            source.to_str().unwrap(),
+            "--policy",
+            policy.to_str().unwrap(),
+        ],
+        &[],
+        Duration::from_secs(30),
+        Duration::from_secs(30),
+        std::fs::File::create(&log).unwrap().into(),
+    );
+    assert_eq!(
+        server.post("boom", r#"{"n": 7}"#),
+        (500, r#"{"detail":"Internal server error"}"#.into())
+    );
+    drop(server);
+    let text = std::fs::read_to_string(&log).unwrap();
+    assert!(
+        text.contains("apizr: boom (execution_failed), worker stderr:"),
+        "{text}"
+    );
+    assert!(
+        text.contains("Traceback (most recent call last):"),
+        "{text}"
+    );
+    assert!(text.contains("ValueError: bad n 7"), "{text}");
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 fn run(args: &[&str]) -> Output {

@@ -130,12 +130,20 @@ fn serve_rest_runs_each_call_in_a_container() {
     assert!(proxy.created().is_empty(), "no container before a call");
 
     // Invalid arguments: answered before any container exists.
-    for body in [r#"{"a": 1}"#, r#"{"a": "x", "b": 2}"#, "[1]"] {
-        assert_eq!(
-            server.post("add", body),
-            (422, r#"{"detail":"Invalid request arguments"}"#.into()),
-            "{body}"
-        );
+    // The reference's governed detail plus where and what (our documented `errors`).
+    for (body, error) in [
+        (
+            r#"{"a": 1}"#,
+            r#"{"expected":"integer","found":"missing","path":"/b"}"#,
+        ),
+        (
+            r#"{"a": "x", "b": 2}"#,
+            r#"{"expected":"integer","found":"string","path":"/a"}"#,
+        ),
+        ("[1]", r#"{"expected":"object","found":"array","path":""}"#),
+    ] {
+        let want = format!(r#"{{"detail":"Invalid request arguments","errors":[{error}]}}"#);
+        assert_eq!(server.post("add", body), (422, want), "{body}");
     }
     assert!(
         proxy.created().is_empty(),
@@ -249,7 +257,10 @@ fn a_generated_v2_project_serves_from_its_bundle() {
     );
     assert_eq!(
         server.post("add", r#"{"a": 2}"#),
-        (422, r#"{"detail":"Invalid request arguments"}"#.into())
+        (
+            422,
+            r#"{"detail":"Invalid request arguments","errors":[{"expected":"integer","found":"missing","path":"/b"}]}"#.into()
+        )
     );
     assert!(proxy.created().is_empty());
     assert_eq!(server.post("add", r#"{"a": 2, "b": 5}"#), (200, "7".into()));

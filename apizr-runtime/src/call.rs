@@ -30,7 +30,7 @@ use apizr_ir::policy::PolicyV1;
 pub use self::executor::{AnyExecutor, BackendKind, Executor, ExecutorError};
 pub use self::outcome::{Outcome, Report};
 use crate::request::{BindingParameter, CallRequest, Executable, ExecutionKind};
-use crate::validate::{ValidatedCall, ValidationError, validate_arguments};
+use crate::validate::{FieldError, ValidatedCall, ValidationError, validate_arguments};
 
 /// Largest argument document [`Call::from_json`] admits (the REST body limit). Each policy's
 /// `max_input_bytes` is enforced again by the executors on the canonical arguments.
@@ -51,6 +51,25 @@ pub enum ArgumentError {
     /// Valid JSON that does not fit the contract.
     #[error(transparent)]
     Invalid(#[from] ValidationError),
+}
+
+impl ArgumentError {
+    /// Where and what, beside the reference's detail: the validator's JSON-pointer location,
+    /// or the whole document (`""`) for admission and syntax refusals.
+    pub fn field_error(&self) -> FieldError {
+        let whole = |expected: &str, found: String| FieldError {
+            path: String::new(),
+            expected: expected.into(),
+            found,
+        };
+        match self {
+            ArgumentError::Admission(e) => whole("JSON within the admission limits", e.to_string()),
+            ArgumentError::Syntax { message } => {
+                whole("a JSON document", format!("invalid JSON: {message}"))
+            }
+            ArgumentError::Invalid(e) => e.field_error(),
+        }
+    }
 }
 
 /// One planned call of one capability, ready for any executor.

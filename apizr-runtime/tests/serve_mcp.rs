@@ -160,10 +160,26 @@ fn case_transcript(case: &str) -> Json {
     serde_json::from_slice(&reference(case, "transcript.json")).unwrap()
 }
 
-/// A result as compared: the wire object without `resultType` (protocol-revision dependent).
+/// A result as compared: the wire object without `resultType` (protocol-revision dependent)
+/// and without our documented addition to invalid-argument errors: `structuredContent`
+/// `{"detail", "errors": [{"expected","found","path"}…]}` (checked for shape here).
 fn comparable(mut result: Json) -> Json {
     if let Some(map) = result.as_object_mut() {
         map.remove("resultType");
+        if map.get("isError") == Some(&Json::Bool(true))
+            && let Some(added) = map.remove("structuredContent")
+        {
+            assert_eq!(
+                map["content"][0]["text"], "Invalid tool arguments",
+                "only invalid arguments carry errors"
+            );
+            let errors = added["errors"].as_array().expect("errors");
+            assert!(added["detail"].is_string() && !errors.is_empty(), "{added}");
+            for e in errors {
+                let keys: Vec<_> = e.as_object().unwrap().keys().cloned().collect();
+                assert_eq!(keys, ["expected", "found", "path"], "{e}");
+            }
+        }
     }
     result
 }
@@ -463,6 +479,30 @@ async fn non_object_arguments_and_broken_framing() {
 fn handler_is_shareable() {
     fn assert_send_sync<T: Send + Sync + Clone>() {}
     assert_send_sync::<McpHandler>();
+}
+
+/// Invalid arguments: the reference's text content, plus where and what as
+/// `structuredContent` (the same `detail` and `errors` as a REST 422).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn invalid_arguments_carry_field_errors() {
+    let handler = mcp::start_handler(demo_spec()).await.unwrap();
+    let result = handler
+        .call("add", json!({"a": "x"}).as_object().cloned())
+        .await;
+    let result = serde_json::to_value(result).unwrap();
+    assert_eq!(result["isError"], true);
+    assert_eq!(result["content"][0]["text"], "Invalid tool arguments");
+    assert_eq!(
+        result["structuredContent"],
+        json!({"detail": "Value does not match the declared input type",
+               "errors": [{"expected": "integer", "found": "string", "path": "/a"}]})
+    );
+    let missing = handler.call("add", None).await;
+    let missing = serde_json::to_value(missing).unwrap();
+    assert_eq!(
+        missing["structuredContent"]["errors"],
+        json!([{"expected": "integer", "found": "missing", "path": "/a"}])
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

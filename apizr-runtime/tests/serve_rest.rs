@@ -37,6 +37,50 @@ async fn governed_matches_reference_vectors() {
     );
 }
 
+/// A 422 keeps the reference's detail (per mode) and adds where and what: the same `errors`
+/// in direct and governed mode.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn field_level_422_is_the_same_in_direct_and_governed() {
+    let mut governed = kinds_spec(ExecutionMode::governed_v1(Default::default()));
+    governed.launcher = launcher();
+    let direct = Server::start(kinds_spec(direct(1)), ServeOptions::default()).await;
+    let governed = Server::start(governed, ServeOptions::default()).await;
+    let cases: [(&str, &[u8], &str, &str); 3] = [
+        (
+            "totals",
+            br#"{"prices": [1, "2"], "extra": {}}"#,
+            "Value does not match the declared input type",
+            r#"[{"expected":"number","found":"string","path":"/prices/1"}]"#,
+        ),
+        (
+            "span",
+            br#"{"pair": [1, "a", 2]}"#,
+            "Tuple length mismatch",
+            r#"[{"expected":"array of 2 items (array [integer, string])","found":"array of 3 items","path":"/pair"}]"#,
+        ),
+        (
+            "add",
+            br#"{"a": 1,}"#,
+            "Expecting property name enclosed in double quotes: line 1 column 9 (char 8)",
+            r#"[{"expected":"a JSON document","found":"invalid JSON: Expecting property name enclosed in double quotes: line 1 column 9 (char 8)","path":""}]"#,
+        ),
+    ];
+    for (name, body, detail, errors) in cases {
+        let (status, _, got) = direct.post(name, body, &[]).await;
+        let want = format!(r#"{{"detail":"{detail}","errors":{errors}}}"#);
+        assert_eq!(
+            (status, String::from_utf8_lossy(&got).as_ref()),
+            (422, want.as_str())
+        );
+        let (status, _, got) = governed.post(name, body, &[]).await;
+        let want = format!(r#"{{"detail":"Invalid request arguments","errors":{errors}}}"#);
+        assert_eq!(
+            (status, String::from_utf8_lossy(&got).as_ref()),
+            (422, want.as_str())
+        );
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn openapi_is_byte_identical_to_the_reference() {
     let server = Server::start(kinds_spec(direct(1)), ServeOptions::default()).await;

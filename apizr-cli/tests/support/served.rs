@@ -40,6 +40,17 @@ impl Served {
         ready_within: Duration,
         io_timeout: Duration,
     ) -> Served {
+        Served::spawn_ready_logging(args, envs, ready_within, io_timeout, Stdio::null())
+    }
+
+    /// As [`Served::spawn_ready`], with the server's stderr sent to `stderr`.
+    pub fn spawn_ready_logging(
+        args: &[&str],
+        envs: &[(&str, &str)],
+        ready_within: Duration,
+        io_timeout: Duration,
+        stderr: Stdio,
+    ) -> Served {
         let port = free_port();
         let child = Command::new(env!("CARGO_BIN_EXE_apizr"))
             .args(["serve", "rest"])
@@ -47,7 +58,7 @@ impl Served {
             .args(["--port", &port.to_string()])
             .envs(envs.iter().copied())
             .stdout(Stdio::null())
-            .stderr(Stdio::null())
+            .stderr(stderr)
             .spawn()
             .unwrap();
         let served = Served {

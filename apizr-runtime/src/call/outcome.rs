@@ -16,6 +16,7 @@ use crate::local::runtime::CallReport;
 #[cfg(feature = "oci")]
 use crate::oci::OciReport;
 use crate::status::Status;
+use crate::validate::FieldError;
 
 /// How one call ended.
 #[derive(Debug, Clone, PartialEq)]
@@ -32,6 +33,9 @@ pub struct Outcome {
     /// For `invalid_input` found before any backend ran: the argument error, worded as the
     /// reference words it (the REST `detail`).
     pub detail: Option<String>,
+    /// For `invalid_input` found before any backend ran: where and what (our addition to the
+    /// reference's `detail`; the REST `errors`, MCP structured content).
+    pub errors: Vec<FieldError>,
     /// The backend that answered; `None` when the call was refused before any backend.
     pub backend: Option<BackendKind>,
     /// What happened, per backend: enforcement, limits hit, exit, stderr, timings.
@@ -62,6 +66,7 @@ impl Outcome {
             value: envelope.value,
             value_json: None,
             detail: None,
+            errors: Vec::new(),
             backend: Some(backend),
             report,
         }
@@ -74,6 +79,7 @@ impl Outcome {
             value: Value::Null,
             value_json: None,
             detail: None,
+            errors: Vec::new(),
             backend: None,
             report: Report::None,
         }
@@ -91,6 +97,24 @@ impl Outcome {
         Outcome {
             detail: Some(detail.into()),
             ..Outcome::status(Status::InvalidInput)
+        }
+    }
+
+    /// The same refusal with where and what ([`FieldError`]s).
+    #[must_use]
+    pub fn with_errors(mut self, errors: Vec<FieldError>) -> Outcome {
+        self.errors = errors;
+        self
+    }
+
+    /// The worker's captured stderr (prints, tracebacks) and whether it was cut, for the
+    /// governed backends (the direct pool's workers write to the server's own stderr).
+    pub fn worker_stderr(&self) -> Option<(&str, bool)> {
+        match &self.report {
+            Report::None => None,
+            Report::Local(r) => Some((&r.stderr, r.stderr_truncated)),
+            #[cfg(feature = "oci")]
+            Report::Oci(r) => Some((&r.stderr, r.stderr_truncated)),
         }
     }
 

@@ -171,11 +171,15 @@ impl Invoker {
         ) {
             Ok(call) if json => call.keep_json(),
             Ok(call) => call,
-            Err(e @ ArgumentError::Admission(_)) => {
-                return Ok(Outcome::invalid_input(e.to_string()));
+            // The detail is the reference's (per mode); the errors are ours, the same in both.
+            Err(e) => {
+                let detail = match &e {
+                    ArgumentError::Admission(_) => e.to_string(),
+                    _ if governed => GOVERNED_INVALID_DETAIL.to_string(),
+                    _ => e.to_string(),
+                };
+                return Ok(Outcome::invalid_input(detail).with_errors(vec![e.field_error()]));
             }
-            Err(_) if governed => return Ok(Outcome::invalid_input(GOVERNED_INVALID_DETAIL)),
-            Err(e) => return Ok(Outcome::invalid_input(e.to_string())),
         };
         let permit = match self.admission.enter(name).await {
             Ok(permit) => permit,
@@ -183,8 +187,12 @@ impl Invoker {
             Err(Refused::OverCapacity) => return Err(Rejected::OverCapacity),
             Err(Refused::Unknown) => return Err(Rejected::UnknownCapability),
         };
+        let function = call.function().to_string();
         let mut outcome = self.executor.run(call).await;
         drop(permit);
+        if let Some((stderr, truncated)) = outcome.worker_stderr() {
+            log_worker_stderr(&function, outcome.status.wire_name(), stderr, truncated);
+        }
         if let Report::Oci(report) = &outcome.report
             && let Some(refused) = &report.refused
         {
@@ -201,6 +209,25 @@ impl Invoker {
         }
         Ok(outcome)
     }
+}
+
+/// Governed calls capture their worker's stderr (prints and tracebacks) instead of sharing
+/// the server's: pass it on, as a direct-mode worker's own stderr is, with a header that says
+/// which call it belongs to (governed calls run side by side).
+fn log_worker_stderr(function: &str, status: &str, stderr: &str, truncated: bool) {
+    if stderr.is_empty() {
+        return;
+    }
+    let mut text = format!("apizr: {function} ({status}), worker stderr:\n{stderr}");
+    if !text.ends_with('\n') {
+        text.push('\n');
+    }
+    if truncated {
+        text.push_str("apizr: [worker stderr truncated]\n");
+    }
+    // One write, so concurrent calls' logs do not interleave line by line.
+    use std::io::Write;
+    let _ = std::io::stderr().lock().write_all(text.as_bytes());
 }
 
 /// What killed servers or calls left behind and the start-up sweep removed; a failed removal

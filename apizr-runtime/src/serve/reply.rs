@@ -5,10 +5,14 @@
 //! Pure functions, no server types: the REST and MCP transports only turn these values into
 //! axum and rmcp types, so the two transports cannot drift on what a status means.
 //!
+//! Invalid arguments refused before a backend ran also carry `errors` (where and what, our
+//! documented addition to the reference's `detail`): in the REST 422 body after `detail`, and
+//! as the MCP error result's structured content. Without errors the body is the reference's.
+//!
 //! | Outcome | REST | MCP |
 //! | --- | --- | --- |
 //! | success | 200, the value | structured content |
-//! | invalid_input | 422 `detail` | `Invalid tool arguments` |
+//! | invalid_input | 422 `detail` (+ `errors`) | `Invalid tool arguments` (+ structured `{detail, errors}`) |
 //! | timeout | 504 | `Tool execution timed out` |
 //! | resource_limit | 503 | `Tool execution resource limit exceeded` |
 //! | any other status | 500 | `Tool execution failed` |
@@ -17,12 +21,14 @@
 //! | unknown capability | 404 | `Unknown tool` |
 //! | cancelled | 500 | `Tool execution failed` |
 
+use std::collections::BTreeMap;
 use std::time::Duration;
 
 use apizr_ir::Value;
 
 use crate::call::Outcome;
 use crate::status::Status;
+use crate::validate::FieldError;
 
 /// The governed invalid-input detail (every argument error looks the same from outside).
 pub const GOVERNED_INVALID_DETAIL: &str = "Invalid request arguments";
@@ -102,10 +108,17 @@ pub fn http_reply(answer: Answer) -> HttpReply {
                     Err(_) => internal(),
                 },
             },
-            Status::InvalidInput => HttpReply::detail(
-                422,
-                outcome.detail.as_deref().unwrap_or(GOVERNED_INVALID_DETAIL),
-            ),
+            Status::InvalidInput => {
+                let mut body = invalid_arguments(&outcome)
+                    .canonical_bytes()
+                    .unwrap_or_default();
+                body.pop();
+                HttpReply {
+                    status: 422,
+                    body,
+                    retry_after: None,
+                }
+            }
             Status::Timeout => HttpReply::detail(504, "Execution timed out"),
             Status::ResourceLimit => HttpReply::detail(503, "Execution resource limit exceeded"),
             _ => internal(),
@@ -122,11 +135,25 @@ pub fn http_reply(answer: Answer) -> HttpReply {
     }
 }
 
-/// The MCP answer of a served call: the value for structured content, or an error text.
+/// `{"detail": …, "errors": [{"expected","found","path"}…]}` of an invalid-input outcome;
+/// `errors` is left out when there are none (the reference's body exactly).
+pub fn invalid_arguments(outcome: &Outcome) -> Value {
+    let detail = outcome.detail.as_deref().unwrap_or(GOVERNED_INVALID_DETAIL);
+    let mut body = BTreeMap::from([("detail".to_string(), Value::Str(detail.into()))]);
+    if !outcome.errors.is_empty() {
+        let errors = outcome.errors.iter().map(FieldError::to_value).collect();
+        body.insert("errors".to_string(), Value::Array(errors));
+    }
+    Value::Object(body)
+}
+
+/// The MCP answer of a served call: the value for structured content, or an error text (with
+/// structured content for invalid arguments that say where and what).
 #[derive(Debug, Clone, PartialEq)]
 pub enum McpReply {
     Success(Value),
     Error(&'static str),
+    InvalidArguments(Value),
 }
 
 /// The MCP tool result of a served call.
@@ -134,6 +161,9 @@ pub fn mcp_reply(answer: Answer) -> McpReply {
     match answer {
         Ok(outcome) => match outcome.status {
             Status::Success => McpReply::Success(outcome.value),
+            Status::InvalidInput if !outcome.errors.is_empty() => {
+                McpReply::InvalidArguments(invalid_arguments(&outcome))
+            }
             Status::InvalidInput => McpReply::Error(INVALID_ARGUMENTS),
             Status::Timeout => McpReply::Error(TIMED_OUT),
             Status::ResourceLimit => McpReply::Error(RESOURCE_LIMIT),
@@ -240,6 +270,22 @@ mod tests {
             http_reply(ran(Status::InvalidInput)).body,
             b"{\"detail\":\"Invalid request arguments\"}"
         );
+    }
+
+    #[test]
+    fn invalid_arguments_add_where_and_what() {
+        let error = FieldError {
+            path: "/a".into(),
+            expected: "integer".into(),
+            found: "string".into(),
+        };
+        let refused = Outcome::invalid_input(MISMATCH_DETAIL).with_errors(vec![error]);
+        let body = r#"{"detail":"Value does not match the declared input type","errors":[{"expected":"integer","found":"string","path":"/a"}]}"#;
+        assert_eq!(http_reply(Ok(refused.clone())).body, body.as_bytes());
+        let McpReply::InvalidArguments(structured) = mcp_reply(Ok(refused)) else {
+            panic!("no structured errors");
+        };
+        assert_eq!(structured.canonical_string().unwrap(), body);
     }
 
     #[test]

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use apizr_ir::admission::{DEFAULT_VALUE_BYTES, check_budget};
 use apizr_ir::{TypeKind, TypeSpec, Value};
 
-use super::ValidationError;
+use super::error::{Found, Reason, ValidationError, describe, kind_of};
 use super::pyvalue::{Number, PyValue, int_value, integral_digits};
 
 static ANY: TypeSpec = TypeSpec {
@@ -23,18 +23,15 @@ fn item(spec: &TypeSpec, index: usize) -> &TypeSpec {
     spec.items.get(index).unwrap_or(&ANY)
 }
 
-fn mismatch() -> ValidationError {
-    ValidationError::Mismatch
-}
-
 /// Convert `value` to the Python object `spec` describes.
 pub fn convert(spec: &TypeSpec, value: &Value) -> Result<PyValue, ValidationError> {
+    let mismatch = || ValidationError::mismatch(spec, value);
     match (spec.kind, value) {
         // `any` is deep-copied finite JSON; typed members reject non-finite floats as a type
         // mismatch instead (as the reference does).
         (TypeKind::Any, v) => check_budget(v, DEFAULT_VALUE_BYTES)
             .map(|()| PyValue::from_json(v))
-            .map_err(|_| ValidationError::NotFinite),
+            .map_err(|_| non_finite(v)),
         (TypeKind::Int, Value::Int(_) | Value::BigInt(_)) => Ok(PyValue::Int(value.clone())),
         (TypeKind::Int, Value::Float(f)) => integral_digits(*f)
             .map(|d| PyValue::Int(int_value(&d)))
@@ -52,12 +49,18 @@ pub fn convert(spec: &TypeSpec, value: &Value) -> Result<PyValue, ValidationErro
         (TypeKind::Null, Value::Null) => Ok(PyValue::None),
         (TypeKind::List, Value::Array(items)) => items
             .iter()
-            .map(|v| convert(item(spec, 0), v))
+            .enumerate()
+            .map(|(i, v)| convert(item(spec, 0), v).map_err(|e| e.under(i)))
             .collect::<Result<_, _>>()
             .map(PyValue::List),
         (TypeKind::Dict, Value::Object(map)) => map
             .iter()
-            .map(|(k, v)| Ok((k.clone(), convert(item(spec, 0), v)?)))
+            .map(|(k, v)| {
+                Ok((
+                    k.clone(),
+                    convert(item(spec, 0), v).map_err(|e| e.under(k))?,
+                ))
+            })
             .collect::<Result<_, _>>()
             .map(PyValue::Dict),
         (TypeKind::Tuple, Value::Array(items)) => tuple(spec, items),
@@ -73,34 +76,80 @@ pub fn convert(spec: &TypeSpec, value: &Value) -> Result<PyValue, ValidationErro
     }
 }
 
+/// `any` refused a value: point at its first non-finite float (the budget itself cannot fail
+/// otherwise after admission).
+fn non_finite(value: &Value) -> ValidationError {
+    fn find(value: &Value) -> Option<ValidationError> {
+        match value {
+            Value::Float(f) if !f.is_finite() => Some(ValidationError::new(
+                Reason::NotFinite,
+                "finite number",
+                Found::Value {
+                    kind: "number",
+                    // The literal the client wrote (Python's decoder accepts these three).
+                    text: match (f.is_nan(), *f > 0.0) {
+                        (true, _) => "NaN",
+                        (false, true) => "Infinity",
+                        (false, false) => "-Infinity",
+                    }
+                    .to_string(),
+                },
+            )),
+            Value::Array(items) => items
+                .iter()
+                .enumerate()
+                .find_map(|(i, v)| find(v).map(|e| e.under(i))),
+            Value::Object(map) => map.iter().find_map(|(k, v)| find(v).map(|e| e.under(k))),
+            _ => None,
+        }
+    }
+    find(value).unwrap_or_else(|| {
+        ValidationError::new(
+            Reason::NotFinite,
+            "JSON within the value budget",
+            Found::Kind(kind_of(value)),
+        )
+    })
+}
+
 fn tuple(spec: &TypeSpec, items: &[Value]) -> Result<PyValue, ValidationError> {
     if spec.variadic {
         return items
             .iter()
-            .map(|v| convert(item(spec, 0), v))
+            .enumerate()
+            .map(|(i, v)| convert(item(spec, 0), v).map_err(|e| e.under(i)))
             .collect::<Result<_, _>>()
             .map(PyValue::Tuple);
     }
     if items.len() != spec.items.len() {
-        return Err(ValidationError::TupleLength);
+        return Err(ValidationError::new(
+            Reason::TupleLength,
+            format!("array of {} items ({})", spec.items.len(), describe(spec)),
+            Found::Items(items.len()),
+        ));
     }
     spec.items
         .iter()
         .zip(items)
-        .map(|(s, v)| convert(s, v))
+        .enumerate()
+        .map(|(i, (s, v))| convert(s, v).map_err(|e| e.under(i)))
         .collect::<Result<_, _>>()
         .map(PyValue::Tuple)
 }
 
 fn set(spec: &TypeSpec, items: &[Value]) -> Result<PyValue, ValidationError> {
     let mut out: Vec<PyValue> = Vec::with_capacity(items.len());
-    for v in items {
-        let member = convert(item(spec, 0), v)?;
+    for (i, v) in items.iter().enumerate() {
+        let member = convert(item(spec, 0), v).map_err(|e| e.under(i))?;
         if !member.is_hashable() {
-            return Err(ValidationError::SetUnhashable);
+            let found = Found::Kind(kind_of(v));
+            let e = ValidationError::new(Reason::SetUnhashable, "hashable value", found);
+            return Err(e.under(i));
         }
-        if out.iter().any(|m| m.py_eq(&member)) {
-            return Err(ValidationError::SetDuplicate);
+        if let Some(earlier) = out.iter().position(|m| m.py_eq(&member)) {
+            let found = Found::DuplicateOf(earlier);
+            let e = ValidationError::new(Reason::SetDuplicate, "unique item", found);
+            return Err(e.under(i));
         }
         out.push(member);
     }
@@ -130,26 +179,47 @@ fn literal(spec: &TypeSpec, value: &Value) -> Result<PyValue, ValidationError> {
             return Ok(declared);
         }
     }
-    Err(mismatch())
+    Err(ValidationError::mismatch(spec, value))
 }
 
 /// A closed object: extra fields refused, required fields present, optional ones stay absent.
 fn object(spec: &TypeSpec, map: &BTreeMap<String, Value>) -> Result<PyValue, ValidationError> {
     let fields = spec.fields.as_deref().unwrap_or(&[]);
-    if map.keys().any(|k| !fields.iter().any(|f| &f.name == k)) {
-        return Err(ValidationError::UnexpectedObjectField);
+    if let Some(extra) = map.keys().find(|k| !fields.iter().any(|f| &f.name == *k)) {
+        let e = ValidationError::new(
+            Reason::UnexpectedObjectField,
+            declared_fields(fields.iter().map(|f| f.name.as_str())),
+            Found::UndeclaredField,
+        );
+        return Err(e.under(extra));
     }
     let mut out = BTreeMap::new();
     for field in fields {
         match map.get(&field.name) {
             Some(v) => {
-                out.insert(field.name.clone(), convert(&field.type_spec, v)?);
+                let converted = convert(&field.type_spec, v).map_err(|e| e.under(&field.name))?;
+                out.insert(field.name.clone(), converted);
             }
             None if field.required => {
-                return Err(ValidationError::MissingObjectField(field.name.clone()));
+                let e = ValidationError::new(
+                    Reason::MissingObjectField(field.name.clone()),
+                    describe(&field.type_spec),
+                    Found::Missing,
+                );
+                return Err(e.under(&field.name));
             }
             None => {}
         }
     }
     Ok(PyValue::Dict(out))
+}
+
+/// The expectation at an undeclared field: one of the declared names.
+pub(crate) fn declared_fields<'a>(names: impl Iterator<Item = &'a str>) -> String {
+    let names: Vec<&str> = names.collect();
+    if names.is_empty() {
+        "no fields".into()
+    } else {
+        format!("one of the declared fields: {}", names.join(", "))
+    }
 }

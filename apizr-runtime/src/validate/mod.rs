@@ -6,12 +6,15 @@
 //! values it receives, so a call built here is exactly the call the reference would make.
 //!
 //! * [`convert`] — per-TypeSpec conversion of one value into a [`PyValue`];
+//! * [`error`] — [`ValidationError`]: the reference's detail ([`Reason`]) plus a JSON-pointer
+//!   path, the expectation and what was found ([`FieldError`], the wire form);
 //! * [`pyvalue`] — the bits of Python's data model the rules depend on.
 //!
 //! The output keeps the caller's JSON values (validated, not converted): the runtime measures
 //! `max_input_bytes` on their canonical form, which is what the reference measures.
 
 pub mod convert;
+pub mod error;
 pub mod pyvalue;
 
 use std::collections::BTreeMap;
@@ -19,34 +22,8 @@ use std::collections::BTreeMap;
 use apizr_ir::interface::ContractParameter;
 use apizr_ir::{ParameterKind, Value};
 
+pub use error::{FieldError, Found, Reason, ValidationError};
 pub use pyvalue::PyValue;
-
-/// Why arguments were refused. `Display` is the reference's wire `detail` string.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum ValidationError {
-    #[error("Expected a JSON object")]
-    NotAnObject,
-    #[error("Expected a finite JSON value")]
-    NotFinite,
-    #[error("Unexpected request field")]
-    UnexpectedField,
-    #[error("Missing required field: {0}")]
-    MissingField(String),
-    #[error("Value does not match the declared input type")]
-    Mismatch,
-    #[error("Tuple length mismatch")]
-    TupleLength,
-    #[error("Set members must be hashable")]
-    SetUnhashable,
-    #[error("Set members must be unique")]
-    SetDuplicate,
-    #[error("Unexpected object field")]
-    UnexpectedObjectField,
-    #[error("Missing required object field: {0}")]
-    MissingObjectField(String),
-    #[error("Supply preceding positional-only field: {0}")]
-    PositionalGap(String),
-}
 
 /// A validated call: positional-only arguments up to the last supplied one, then keywords.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -63,22 +40,36 @@ pub fn validate_arguments(
     payload: &Value,
 ) -> Result<ValidatedCall, ValidationError> {
     let Value::Object(map) = payload else {
-        return Err(ValidationError::NotAnObject);
+        return Err(ValidationError::new(
+            Reason::NotAnObject,
+            "object",
+            Found::Kind(error::kind_of(payload)),
+        ));
     };
-    if map.keys().any(|k| !parameters.iter().any(|p| &p.name == k)) {
-        return Err(ValidationError::UnexpectedField);
+    if let Some(extra) = map
+        .keys()
+        .find(|k| !parameters.iter().any(|p| &p.name == *k))
+    {
+        let expected = convert::declared_fields(parameters.iter().map(|p| p.name.as_str()));
+        let e = ValidationError::new(Reason::UnexpectedField, expected, Found::UndeclaredField);
+        return Err(e.under(extra));
     }
     if let Some(missing) = parameters
         .iter()
         .find(|p| p.required && !map.contains_key(&p.name))
     {
-        return Err(ValidationError::MissingField(missing.name.clone()));
+        let e = ValidationError::new(
+            Reason::MissingField(missing.name.clone()),
+            error::describe(&missing.type_spec),
+            Found::Missing,
+        );
+        return Err(e.under(&missing.name));
     }
     let mut call = ValidatedCall::default();
     for p in parameters {
         if let Some(v) = map.get(&p.name) {
-            call.converted
-                .insert(p.name.clone(), convert::convert(&p.type_spec, v)?);
+            let converted = convert::convert(&p.type_spec, v).map_err(|e| e.under(&p.name))?;
+            call.converted.insert(p.name.clone(), converted);
         }
     }
     let positional_only: Vec<&ContractParameter> = parameters
@@ -92,7 +83,17 @@ pub fn validate_arguments(
     for p in positional_only.iter().take(supplied) {
         match map.get(&p.name) {
             Some(v) => call.positional.push(v.clone()),
-            None => return Err(ValidationError::PositionalGap(p.name.clone())),
+            None => {
+                let e = ValidationError::new(
+                    Reason::PositionalGap(p.name.clone()),
+                    format!(
+                        "{} (a later positional-only field is given)",
+                        error::describe(&p.type_spec)
+                    ),
+                    Found::Missing,
+                );
+                return Err(e.under(&p.name));
+            }
         }
     }
     for p in parameters

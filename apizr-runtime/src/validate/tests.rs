@@ -227,9 +227,197 @@ fn positional_only_calls_are_reconstructed() {
     assert!(call.positional.is_empty());
     assert_eq!(call.keyword.len(), 2);
     let payload = parse_permissive(br#"{"d": 1, "b": 2}"#).unwrap();
+    let gap = validate_arguments(&params, &payload).unwrap_err();
+    assert_eq!(gap.reason, Reason::PositionalGap("a".into()));
     assert_eq!(
-        validate_arguments(&params, &payload),
-        Err(ValidationError::PositionalGap("a".into()))
+        (gap.pointer(), gap.found),
+        ("/a".to_string(), Found::Missing)
+    );
+}
+
+fn spec(kind: TypeKind, items: Vec<TypeSpec>) -> TypeSpec {
+    TypeSpec {
+        items,
+        kind,
+        values: vec![],
+        variadic: false,
+        fields: None,
+    }
+}
+
+fn param(name: &str, required: bool, type_spec: TypeSpec) -> ContractParameter {
+    ContractParameter {
+        kind: ParameterKind::PositionalOrKeyword,
+        name: name.into(),
+        required,
+        type_spec,
+    }
+}
+
+/// Each refusal names where it happened (a JSON pointer), what the contract expects there and
+/// what the request had, while `Display` stays the reference's detail.
+#[test]
+fn field_errors_name_the_place() {
+    let int = || spec(TypeKind::Int, vec![]);
+    let point = TypeSpec {
+        fields: Some(vec![
+            ObjectField {
+                name: "x".into(),
+                required: true,
+                type_spec: int(),
+            },
+            ObjectField {
+                name: "a/b~".into(),
+                required: false,
+                type_spec: spec(TypeKind::Str, vec![]),
+            },
+        ]),
+        ..spec(TypeKind::Object, vec![])
+    };
+    let pick = TypeSpec {
+        values: vec![Value::Str("a".into()), Value::Int(1)],
+        ..spec(TypeKind::Literal, vec![])
+    };
+    let params = vec![
+        param("quantity", true, int()),
+        param(
+            "rows",
+            false,
+            spec(TypeKind::List, vec![spec(TypeKind::Dict, vec![int()])]),
+        ),
+        param(
+            "pair",
+            false,
+            spec(TypeKind::Tuple, vec![int(), spec(TypeKind::Str, vec![])]),
+        ),
+        param(
+            "tags",
+            false,
+            spec(TypeKind::Set, vec![spec(TypeKind::Any, vec![])]),
+        ),
+        param("point", false, point),
+        param(
+            "either",
+            false,
+            spec(TypeKind::Union, vec![int(), spec(TypeKind::Null, vec![])]),
+        ),
+        param("mode", false, pick),
+        param("blob", false, spec(TypeKind::Any, vec![])),
+    ];
+    let check = |body: &str, detail: &str, path: &str, expected: &str, found: &str| {
+        let payload = parse_permissive(body.as_bytes()).unwrap();
+        let e = validate_arguments(&params, &payload).unwrap_err();
+        assert_eq!(e.to_string(), detail, "{body}");
+        let wire = e.field_error();
+        assert_eq!(
+            (
+                wire.path.as_str(),
+                wire.expected.as_str(),
+                wire.found.as_str()
+            ),
+            (path, expected, found),
+            "{body}"
+        );
+    };
+    let mismatch = "Value does not match the declared input type";
+    check(
+        r#"{"quantity": "3"}"#,
+        mismatch,
+        "/quantity",
+        "integer",
+        "string",
+    );
+    check("[1]", "Expected a JSON object", "", "object", "array");
+    check(
+        r#"{}"#,
+        "Missing required field: quantity",
+        "/quantity",
+        "integer",
+        "missing",
+    );
+    check(
+        r#"{"quantity": 1, "zzz": 1}"#,
+        "Unexpected request field",
+        "/zzz",
+        "one of the declared fields: quantity, rows, pair, tags, point, either, mode, blob",
+        "undeclared field",
+    );
+    check(
+        r#"{"quantity": 1, "rows": [{"a": 1}, {"b": 2.5}]}"#,
+        mismatch,
+        "/rows/1/b",
+        "integer",
+        "number",
+    );
+    check(
+        r#"{"quantity": 1, "pair": [1, 2, 3]}"#,
+        "Tuple length mismatch",
+        "/pair",
+        "array of 2 items (array [integer, string])",
+        "array of 3 items",
+    );
+    check(
+        r#"{"quantity": 1, "pair": [1, 2]}"#,
+        mismatch,
+        "/pair/1",
+        "string",
+        "integer",
+    );
+    check(
+        r#"{"quantity": 1, "tags": [1, [2]]}"#,
+        "Set members must be hashable",
+        "/tags/1",
+        "hashable value",
+        "array",
+    );
+    check(
+        r#"{"quantity": 1, "tags": [1, 2, 1.0]}"#,
+        "Set members must be unique",
+        "/tags/2",
+        "unique item",
+        "duplicate of item 0",
+    );
+    check(
+        r#"{"quantity": 1, "point": {}}"#,
+        "Missing required object field: x",
+        "/point/x",
+        "integer",
+        "missing",
+    );
+    check(
+        r#"{"quantity": 1, "point": {"x": 1, "y": 2}}"#,
+        "Unexpected object field",
+        "/point/y",
+        "one of the declared fields: x, a/b~",
+        "undeclared field",
+    );
+    check(
+        r#"{"quantity": 1, "point": {"x": 1, "a/b~": 3}}"#,
+        mismatch,
+        "/point/a~1b~0",
+        "string",
+        "integer",
+    );
+    check(
+        r#"{"quantity": 1, "either": "s"}"#,
+        mismatch,
+        "/either",
+        "integer | null",
+        "string",
+    );
+    check(
+        r#"{"quantity": 1, "mode": "c"}"#,
+        mismatch,
+        "/mode",
+        r#"one of "a", 1"#,
+        r#"string "c""#,
+    );
+    check(
+        r#"{"quantity": 1, "blob": {"k": [1, NaN]}}"#,
+        "Expected a finite JSON value",
+        "/blob/k/1",
+        "finite number",
+        "number NaN",
     );
 }
 
