@@ -8,6 +8,7 @@
 //! * [`inspection`] — the inspection envelope (`apizr.inspection/v1`).
 //! * [`interface`] — the InvocationContract and its JSON Schema mapping.
 //! * [`plan`] — BoundSource and the runtime plan v1 (`apizr.runtime/v1`).
+//! * [`plan_v2`] — the container plan (`apizr.runtime/v2`) and the runtime image it pins.
 //! * [`admission`] — JSON admission: lexical preflight and the value-graph budget.
 //! * [`policy`] — execution policy v1 (`apizr.execution/v1`): strict parsing and canonical bytes;
 //!   typed section modes; [`AnyPolicy`](policy::AnyPolicy), a policy of either version.
@@ -22,6 +23,7 @@ pub mod inspection;
 pub mod interface;
 pub mod json;
 pub mod plan;
+pub mod plan_v2;
 pub mod policy;
 pub mod policy_v2;
 pub mod readiness;

@@ -1,18 +1,17 @@
-//! Runtime image identity (contract 7.2) and the pre-flight image check (7.3 step 2).
-//!
-//! An image is named only by its full `sha256:` ID plus a platform: tags and short IDs are
-//! rejected before anything runs (`invalid_input`), so what runs is exactly what was reviewed.
-//! The check never pulls: an image the engine does not have is `runtime_image_unavailable`.
+//! The pre-flight image check and the labels worker images carry. The image identity itself
+//! ([`RuntimeImage`]: a full `sha256:` ID plus a platform) is pure data in
+//! [`apizr_ir::plan_v2`], re-exported here. The check never pulls: an image the engine does
+//! not have is `runtime_image_unavailable`.
 
 use std::collections::BTreeMap;
-use std::fmt;
 
 use serde::Serialize;
 use serde_json::Value as Json;
 
+pub use apizr_ir::plan_v2::{ImageRefError, PROVIDER, Platform, RuntimeImage, is_image_id};
+
 use super::engine::{Engine, EngineError};
 
-pub const PROVIDER: &str = "apizr.docker-engine/v1";
 /// Label every worker image carries (same as the reference).
 pub const WORKER_LABEL: (&str, &str) = ("org.apizr.worker.protocol", "apizr.runtime/v1");
 /// Label required for the strict subprocess-deny profile.
@@ -23,92 +22,6 @@ pub const SUBPROCESS_DENY_LABEL: (&str, &str) = (
 /// Digest of the worker source baked into images built by `apizr image build` (informational:
 /// the runtime always sends its own worker).
 pub const WORKER_DIGEST_LABEL: &str = "org.apizr.worker.digest";
-
-/// `linux/amd64` or `linux/arm64`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-pub enum Platform {
-    #[serde(rename = "linux/amd64")]
-    LinuxAmd64,
-    #[serde(rename = "linux/arm64")]
-    LinuxArm64,
-}
-
-impl Platform {
-    pub fn parse(text: &str) -> Option<Platform> {
-        match text {
-            "linux/amd64" => Some(Platform::LinuxAmd64),
-            "linux/arm64" => Some(Platform::LinuxArm64),
-            _ => None,
-        }
-    }
-
-    /// From an image's `Os` and `Architecture`.
-    pub fn from_image(os: &str, arch: &str) -> Option<Platform> {
-        match (os, arch) {
-            ("linux", "amd64") => Some(Platform::LinuxAmd64),
-            ("linux", "arm64") => Some(Platform::LinuxArm64),
-            _ => None,
-        }
-    }
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Platform::LinuxAmd64 => "linux/amd64",
-            Platform::LinuxArm64 => "linux/arm64",
-        }
-    }
-
-    pub fn architecture(self) -> &'static str {
-        match self {
-            Platform::LinuxAmd64 => "amd64",
-            Platform::LinuxArm64 => "arm64",
-        }
-    }
-}
-
-impl fmt::Display for Platform {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-/// `{"image":"sha256:<64 hex>","platform":…,"provider":"apizr.docker-engine/v1"}`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct RuntimeImage {
-    pub image: String,
-    pub platform: Platform,
-    pub provider: &'static str,
-}
-
-/// Why an image reference is not acceptable (`invalid_input`).
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum ImageRefError {
-    #[error("runtime image must be a full image ID sha256:<64 lowercase hex>, got {0:?}")]
-    NotAnId(String),
-    #[error("runtime platform must be linux/amd64 or linux/arm64, got {0:?}")]
-    Platform(String),
-}
-
-impl RuntimeImage {
-    pub fn parse(image: &str, platform: &str) -> Result<RuntimeImage, ImageRefError> {
-        if !is_image_id(image) {
-            return Err(ImageRefError::NotAnId(image.to_string()));
-        }
-        let platform =
-            Platform::parse(platform).ok_or_else(|| ImageRefError::Platform(platform.into()))?;
-        Ok(RuntimeImage {
-            image: image.to_string(),
-            platform,
-            provider: PROVIDER,
-        })
-    }
-}
-
-/// `sha256:` + exactly 64 lowercase hex digits.
-pub fn is_image_id(text: &str) -> bool {
-    text.strip_prefix("sha256:")
-        .is_some_and(|h| h.len() == 64 && h.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')))
-}
 
 /// An image ID as engines answer it, in the `sha256:` form: Podman's `/commit` answers the
 /// bare 64 hex digits where Docker answers `sha256:…`.

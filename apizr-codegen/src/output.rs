@@ -11,7 +11,7 @@ use std::io::Write as _;
 use std::os::unix::fs::{DirBuilderExt as _, OpenOptionsExt as _};
 use std::path::{Component, Path, PathBuf};
 
-use super::core::{FileTree, GenerateError};
+use crate::model::{FileTree, GenerateError};
 
 const NOT_EMPTY: &str = "Output directory must be empty; no files were overwritten";
 

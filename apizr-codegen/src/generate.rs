@@ -5,158 +5,28 @@
 //! snapshot tests plain function calls. Order of checks follows the reference (policy →
 //! inspection → selection) so the same input fails with the same message and exit code.
 
-use std::collections::BTreeMap;
-
-use apizr_inspect::InspectOptions;
-use apizr_inspect::interface::{self, PlanError};
-use apizr_ir::interface::InvocationContract;
+use apizr_inspect::interface;
+use apizr_inspect::{InspectOptions, on_inspect_stack};
 use apizr_ir::plan::{BoundSource, RuntimePlan};
+use apizr_ir::plan_v2::{ContainerPlan, RuntimeImage};
 use apizr_ir::policy::{AnyPolicy, PolicyV1};
 use apizr_ir::policy_v2::PolicyV2;
-use apizr_ir::{Digest, Inspection, SourceKind};
-use apizr_runtime::oci::{ContainerPlan, RuntimeImage};
+use apizr_ir::{Digest, SourceKind};
 
-use super::pyjson::SummaryMode;
-use super::{conditional, manifest, mcp, openapi, project, pyjson};
+use crate::model::{
+    FileTree, GenerateError, Generated, OciSettings, PlanEntry, Planned, Request,
+    RuntimeDependency, Transport, input,
+};
+use crate::pyjson::SummaryMode;
+use crate::{conditional, manifest, mcp, openapi, project, pyjson};
 
-/// Sorted relative paths (always `/`-separated) → file bytes.
-pub type FileTree = BTreeMap<String, Vec<u8>>;
-
-/// Which server the project is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Transport {
-    Rest,
-    Mcp,
-}
-
-impl Transport {
-    pub fn name(self) -> &'static str {
-        match self {
-            Transport::Rest => "rest",
-            Transport::Mcp => "mcp",
-        }
-    }
-
-    /// The transport's artifact schema (`apizr.rest/v1` / `apizr.mcp/v1`).
-    pub fn schema(self) -> &'static str {
-        match self {
-            Transport::Rest => "apizr.rest/v1",
-            Transport::Mcp => "apizr.mcp/v1",
-        }
-    }
-
-    /// The transport manifest's file name.
-    pub fn manifest_path(self) -> &'static str {
-        match self {
-            Transport::Rest => "apizr-rest.json",
-            Transport::Mcp => "apizr-mcp.json",
-        }
-    }
-}
-
-/// How the generated `Cargo.toml` finds `apizr-runtime`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum RuntimeDependency {
-    /// `path = "…"` (a checkout next to the project).
-    Path(String),
-    /// `version = "…"` (the published crate).
-    Version(String),
-}
-
-impl RuntimeDependency {
-    /// The version requirement matching this apizr release.
-    pub fn version() -> Self {
-        RuntimeDependency::Version(format!("={}", env!("CARGO_PKG_VERSION")))
-    }
-}
-
-/// Everything `generate` needs, as values.
-#[derive(Debug, Clone)]
-pub struct Request {
-    pub transport: Transport,
-    pub source: Vec<u8>,
-    pub kind: SourceKind,
-    pub module: String,
-    /// The raw `--select` text.
-    pub selection: Option<String>,
-    /// The raw `--execution-policy` bytes.
-    pub policy: Option<Vec<u8>>,
-    pub runtime_image: Option<String>,
-    pub runtime_platform: Option<String>,
-    pub runtime_dependency: RuntimeDependency,
-    /// Expose explicitly selected `conditional` capabilities (see [`super::conditional`]).
-    pub allow_conditional: bool,
-}
-
-/// The rendered project and the stdout summary line.
-#[derive(Debug, Clone)]
-pub struct Generated {
-    pub tree: FileTree,
-    pub summary: String,
-}
-
-/// Why nothing was generated. `Display` is the stderr message (the reference's where known).
-#[derive(Debug, thiserror::Error)]
-pub enum GenerateError {
-    /// Unusable input (source, policy, selection, output path): exit 2.
-    #[error("{0}")]
-    Input(String),
-    /// A selected capability is not eligible: exit 1.
-    #[error("{0}")]
-    Refused(String),
-    /// Writing the project failed: exit 2.
-    #[error("{0}")]
-    Io(String),
-}
-
-impl GenerateError {
-    pub fn exit_code(&self) -> u8 {
-        match self {
-            GenerateError::Refused(_) => 1,
-            GenerateError::Input(_) | GenerateError::Io(_) => 2,
-        }
-    }
-}
-
-impl From<PlanError> for GenerateError {
-    fn from(error: PlanError) -> Self {
-        if error.is_refusal() {
-            GenerateError::Refused(error.to_string())
-        } else {
-            GenerateError::Input(error.to_string())
-        }
-    }
-}
-
-fn input(error: impl std::fmt::Display) -> GenerateError {
-    GenerateError::Input(error.to_string())
-}
-
-/// What the rest of the generator needs to know about one inspected, planned source.
-pub struct Planned {
-    pub transport: Transport,
-    pub inspection: Inspection,
-    pub bound: BoundSource,
-    pub contracts: Vec<InvocationContract>,
-    pub executable: Vec<u8>,
-    pub notebook: Option<Vec<u8>>,
-    /// The worker's v1 policy when governed (for v2: the policy derived from the v2 one).
-    pub policy: Option<PolicyV1>,
-    /// Governed v2: the OCI policy and runtime image.
-    pub oci: Option<OciSettings>,
-    /// `--allow-conditional`: capability id → its readiness record, for the manifest.
-    pub conditional: Option<apizr_ir::Value>,
-}
-
-/// A v2 (`apizr.execution/v2`) bundle's policy and image.
-#[derive(Debug, Clone)]
-pub struct OciSettings {
-    pub policy: PolicyV2,
-    pub image: RuntimeImage,
-}
-
-/// Render the whole project.
+/// Render the whole project: policy → inspection → selection → every file, in memory.
+/// Inspection and planning run on a large stack ([`on_inspect_stack`]).
 pub fn generate(request: &Request) -> Result<Generated, GenerateError> {
+    on_inspect_stack(|| generate_here(request)).map_err(|e| GenerateError::Io(e.to_string()))?
+}
+
+fn generate_here(request: &Request) -> Result<Generated, GenerateError> {
     let (policy, oci) = parse_policy(request)?;
     let (outcome, parsed) = apizr_inspect::inspect_bytes_parsed(
         &request.source,
@@ -207,7 +77,7 @@ pub fn generate(request: &Request) -> Result<Generated, GenerateError> {
     render(&planned, &request.runtime_dependency)
 }
 
-/// The policy file (contract 8.1): v2 needs both image flags, image flags need v2, a v1 policy
+/// The policy file: v2 needs both image flags, image flags need v2, a v1 policy
 /// must parse strictly and may not require effects (v1 never proves any). A v2 policy yields
 /// its derived worker policy and the OCI settings.
 fn parse_policy(
@@ -373,11 +243,4 @@ fn insert_source(tree: &mut FileTree, planned: &Planned) {
     if let Some(notebook) = &planned.notebook {
         tree.insert("notebook.ipynb".into(), notebook.clone());
     }
-}
-
-/// One governed plan: capability id, artifact path and plan digest.
-pub struct PlanEntry {
-    pub capability_id: String,
-    pub path: String,
-    pub digest: Digest,
 }

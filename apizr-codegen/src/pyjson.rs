@@ -3,7 +3,7 @@
 
 use std::fmt::Write as _;
 
-use super::core::Transport;
+use crate::model::Transport;
 
 /// A Python `json.dumps` string literal (ASCII only, `\uXXXX` escapes, surrogate pairs).
 pub fn string(s: &str) -> String {

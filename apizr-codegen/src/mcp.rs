@@ -10,7 +10,7 @@ use std::collections::BTreeSet;
 use apizr_ir::interface::InvocationContract;
 use apizr_ir::{Digest, Value};
 
-use super::openapi::{obj, text};
+use crate::openapi::{obj, text};
 
 /// The MCP protocol revision the reference's documents declare.
 pub const PROTOCOL_TARGET: &str = "2026-07-28";

@@ -12,13 +12,13 @@ use std::collections::BTreeMap;
 
 use apizr_ir::interface::InvocationContract;
 use apizr_ir::plan::LOCAL_BACKEND_VERSION;
+use apizr_ir::plan_v2::OCI_BACKEND_VERSION;
 use apizr_ir::policy::PolicyV1;
 use apizr_ir::{Digest, Value};
-use apizr_runtime::oci::plan::OCI_BACKEND_VERSION;
 
-use super::core::{FileTree, OciSettings, PlanEntry, Planned, Transport};
-use super::mcp;
-use super::openapi::{obj, route, text};
+use crate::mcp;
+use crate::model::{FileTree, OciSettings, PlanEntry, Planned, Transport};
+use crate::openapi::{obj, route, text};
 
 pub const BUNDLE_SCHEMA_V1: &str = "apizr.execution-bundle/v1";
 pub const BUNDLE_SCHEMA_V2: &str = "apizr.execution-bundle/v2";

@@ -1,36 +1,22 @@
 //! `apizr generate rest|mcp SOURCE --output-dir DIR`: a deployable Rust server project for the
-//! selected capabilities of one Python file or notebook (contract 8).
+//! selected capabilities of one Python file or notebook.
 //!
-//! Split so that everything but the final write is a pure function over bytes:
-//! * [`core`] — inspection, selection and policy → a [`core::FileTree`] (sorted paths → bytes);
-//! * [`conditional`] — `--allow-conditional` selection (beyond the reference);
-//! * [`openapi`], [`mcp`], [`manifest`] — the contract documents (byte parity with 0.4.6);
-//! * [`project`] — the Rust crate around them, rendered from `templates/generate/` (askama);
-//! * [`output`] — output-directory safety and the one place that writes (temp dir + rename).
-//!
-//! The CLI layer here reads the inputs, maps errors to the reference's exit codes (2 for
-//! unusable input, 1 for an eligibility refusal) and prints the reference's stdout summary.
-
-pub mod conditional;
-pub mod core;
-pub mod manifest;
-pub mod mcp;
-pub mod openapi;
-pub mod output;
-pub mod project;
-mod pyjson;
+//! The generator is the `apizr-codegen` library (everything but the final write is a pure
+//! function over bytes). This layer reads the inputs, maps errors to the reference's exit
+//! codes (2 for unusable input, 1 for an eligibility refusal) and prints the reference's
+//! stdout summary.
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use apizr_inspect::on_inspect_stack;
+use apizr_codegen::output;
+use apizr_codegen::{GenerateError, Request, RuntimeDependency, Transport};
 use clap::{Args, Subcommand};
 
-pub use self::core::{GenerateError, Request, RuntimeDependency, Transport};
 use crate::execute::Platform;
 
-/// The policy file is read up to this many bytes (contract 6.1).
+/// The policy file is read up to this many bytes (the reference's limit).
 const MAX_POLICY_BYTES: u64 = 1_048_576;
 
 #[derive(Debug, Subcommand)]
@@ -114,9 +100,7 @@ fn generate(transport: Transport, args: &GenerateArgs) -> Result<String, Generat
         runtime_dependency: runtime_dependency(&args.output_dir),
         allow_conditional: args.allow_conditional,
     };
-    // Inspection recurses over the syntax tree: give it the same large stack as `inspect`.
-    let generated = on_inspect_stack(|| core::generate(&request))
-        .map_err(|e| GenerateError::Io(e.to_string()))??;
+    let generated = apizr_codegen::generate(&request)?;
     output::write_tree(&args.output_dir, &generated.tree)?;
     Ok(generated.summary)
 }

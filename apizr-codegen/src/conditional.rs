@@ -14,7 +14,7 @@ use apizr_inspect::interface::{self, PlanError};
 use apizr_ir::interface::InvocationContract;
 use apizr_ir::{Assessment, Inspection, ReadinessState, Value};
 
-use super::openapi::{obj, text};
+use crate::openapi::{obj, text};
 
 /// Contracts for `selection`, allowing `conditional` members; falls back to the reference's
 /// rules (and refusal message) as soon as one selected capability is not ready/conditional.

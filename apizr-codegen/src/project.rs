@@ -10,8 +10,8 @@ use apizr_ir::Value;
 use apizr_ir::readiness::{TypeKind, TypeSpec};
 use askama::Template;
 
-use super::core::{Planned, RuntimeDependency, Transport};
-use super::{mcp, openapi};
+use crate::model::{Planned, RuntimeDependency, Transport};
+use crate::{mcp, openapi};
 
 const PORT: u16 = 8000;
 const APIZR_VERSION: &str = env!("CARGO_PKG_VERSION");

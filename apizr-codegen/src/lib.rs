@@ -1,0 +1,55 @@
+//! apizr-codegen: the project generator behind `apizr generate rest|mcp`, as a library.
+//!
+//! Source bytes + selection + optional policy → every file of a deployable REST or MCP server
+//! project, in memory ([`generate`] returns a [`FileTree`]); [`output::write_tree`] is the one
+//! function that writes, into a checked output directory. The CLI only reads inputs and prints;
+//! tests and the macro backend call the same functions.
+//!
+//! ```
+//! use apizr_codegen::{Request, RuntimeDependency, Transport, generate};
+//! use apizr_ir::SourceKind;
+//!
+//! let generated = generate(&Request {
+//!     transport: Transport::Rest,
+//!     source: b"def total(prices: list[float]) -> float:\n    return sum(prices)\n".to_vec(),
+//!     kind: SourceKind::Python,
+//!     module: "pricing".into(),
+//!     selection: None,
+//!     policy: None,
+//!     runtime_image: None,
+//!     runtime_platform: None,
+//!     runtime_dependency: RuntimeDependency::version(),
+//!     allow_conditional: false,
+//! })
+//! .unwrap();
+//! assert!(generated.tree.contains_key("openapi.json"));
+//! assert!(generated.tree.contains_key("src/main.rs"));
+//! assert!(generated.tree.contains_key("source/pricing.py"));
+//! ```
+//!
+//! Modules (each builds only on [`model`] and on the documents before it):
+//! * [`model`] — the values: [`Request`], [`Planned`](model::Planned), [`Generated`],
+//!   [`GenerateError`];
+//! * [`generate`](mod@generate) — policy → inspection → selection → the file tree;
+//! * [`conditional`] — `--allow-conditional` selection (beyond the reference);
+//! * [`openapi`], [`mcp`], [`manifest`] — the contract documents (byte parity with 0.4.6);
+//! * [`project`] — the Rust crate around them, rendered from the workspace's
+//!   `templates/generate/` (askama, text escaper);
+//! * [`output`] — output-directory safety and the one place that writes (temp dir + rename).
+//!
+//! Why a crate of its own: the generator is reusable code (the macro backend, tests, other
+//! front-ends), it needs the Python parser (through `apizr-inspect`) but not the runtime, and
+//! the CLI should not be the only way to reach it.
+
+pub mod conditional;
+pub mod generate;
+pub mod manifest;
+pub mod mcp;
+pub mod model;
+pub mod openapi;
+pub mod output;
+pub mod project;
+mod pyjson;
+
+pub use generate::generate;
+pub use model::{FileTree, GenerateError, Generated, Request, RuntimeDependency, Transport};

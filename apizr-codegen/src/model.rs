@@ -1,0 +1,157 @@
+//! The generator's values: what it is asked ([`Request`]), what it knows after inspection and
+//! planning ([`Planned`]), what it produces ([`Generated`], a [`FileTree`]) and why it refuses
+//! ([`GenerateError`]). Every other module of the crate builds on these and none of them on
+//! another's internals.
+
+use std::collections::BTreeMap;
+
+use apizr_inspect::interface::PlanError;
+use apizr_ir::interface::InvocationContract;
+use apizr_ir::plan::BoundSource;
+use apizr_ir::plan_v2::RuntimeImage;
+use apizr_ir::policy::PolicyV1;
+use apizr_ir::policy_v2::PolicyV2;
+use apizr_ir::{Digest, Inspection, SourceKind};
+
+/// Sorted relative paths (always `/`-separated) → file bytes.
+pub type FileTree = BTreeMap<String, Vec<u8>>;
+
+/// Which server the project is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Transport {
+    Rest,
+    Mcp,
+}
+
+impl Transport {
+    pub fn name(self) -> &'static str {
+        match self {
+            Transport::Rest => "rest",
+            Transport::Mcp => "mcp",
+        }
+    }
+
+    /// The transport's artifact schema (`apizr.rest/v1` / `apizr.mcp/v1`).
+    pub fn schema(self) -> &'static str {
+        match self {
+            Transport::Rest => "apizr.rest/v1",
+            Transport::Mcp => "apizr.mcp/v1",
+        }
+    }
+
+    /// The transport manifest's file name.
+    pub fn manifest_path(self) -> &'static str {
+        match self {
+            Transport::Rest => "apizr-rest.json",
+            Transport::Mcp => "apizr-mcp.json",
+        }
+    }
+}
+
+/// How the generated `Cargo.toml` finds `apizr-runtime`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RuntimeDependency {
+    /// `path = "…"` (a checkout next to the project).
+    Path(String),
+    /// `version = "…"` (the published crate).
+    Version(String),
+}
+
+impl RuntimeDependency {
+    /// The version requirement matching this apizr release.
+    pub fn version() -> Self {
+        RuntimeDependency::Version(format!("={}", env!("CARGO_PKG_VERSION")))
+    }
+}
+
+/// Everything `generate` needs, as values.
+#[derive(Debug, Clone)]
+pub struct Request {
+    pub transport: Transport,
+    pub source: Vec<u8>,
+    pub kind: SourceKind,
+    pub module: String,
+    /// The raw `--select` text.
+    pub selection: Option<String>,
+    /// The raw `--execution-policy` bytes.
+    pub policy: Option<Vec<u8>>,
+    pub runtime_image: Option<String>,
+    pub runtime_platform: Option<String>,
+    pub runtime_dependency: RuntimeDependency,
+    /// Expose explicitly selected `conditional` capabilities (see [`crate::conditional`]).
+    pub allow_conditional: bool,
+}
+
+/// The rendered project and the stdout summary line.
+#[derive(Debug, Clone)]
+pub struct Generated {
+    pub tree: FileTree,
+    pub summary: String,
+}
+
+/// Why nothing was generated. `Display` is the stderr message (the reference's where known).
+#[derive(Debug, thiserror::Error)]
+pub enum GenerateError {
+    /// Unusable input (source, policy, selection, output path): exit 2.
+    #[error("{0}")]
+    Input(String),
+    /// A selected capability is not eligible: exit 1.
+    #[error("{0}")]
+    Refused(String),
+    /// Writing the project failed: exit 2.
+    #[error("{0}")]
+    Io(String),
+}
+
+impl GenerateError {
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            GenerateError::Refused(_) => 1,
+            GenerateError::Input(_) | GenerateError::Io(_) => 2,
+        }
+    }
+}
+
+impl From<PlanError> for GenerateError {
+    fn from(error: PlanError) -> Self {
+        if error.is_refusal() {
+            GenerateError::Refused(error.to_string())
+        } else {
+            GenerateError::Input(error.to_string())
+        }
+    }
+}
+
+pub(crate) fn input(error: impl std::fmt::Display) -> GenerateError {
+    GenerateError::Input(error.to_string())
+}
+
+/// What the rest of the generator needs to know about one inspected, planned source.
+pub struct Planned {
+    pub transport: Transport,
+    pub inspection: Inspection,
+    pub bound: BoundSource,
+    pub contracts: Vec<InvocationContract>,
+    pub executable: Vec<u8>,
+    pub notebook: Option<Vec<u8>>,
+    /// The worker's v1 policy when governed (for v2: the policy derived from the v2 one).
+    pub policy: Option<PolicyV1>,
+    /// Governed v2: the OCI policy and runtime image.
+    pub oci: Option<OciSettings>,
+    /// `--allow-conditional`: capability id → its readiness record, for the manifest.
+    pub conditional: Option<apizr_ir::Value>,
+}
+
+/// A v2 (`apizr.execution/v2`) bundle's policy and image.
+#[derive(Debug, Clone)]
+pub struct OciSettings {
+    pub policy: PolicyV2,
+    pub image: RuntimeImage,
+}
+
+/// One governed plan: capability id, artifact path and plan digest.
+pub struct PlanEntry {
+    pub capability_id: String,
+    pub path: String,
+    pub digest: Digest,
+}
