@@ -76,7 +76,16 @@ const PROBES: &[(&str, &str)] = &[
     ("memory", r#"{"resources":{"memory_bytes":268435456}}"#),
     ("pids", r#"{"resources":{"pids":64}}"#),
     ("cpu", r#"{"resources":{"cpu_millis":1000}}"#),
+    (
+        "disk",
+        r#"{"filesystem":{"mode":"sandbox"},"resources":{"disk_bytes":67108864}}"#,
+    ),
+    // Every governed call gets these; the rows say how (or why not).
+    ("identity", "{}"),
+    ("syscalls", "{}"),
+    ("proc", "{}"),
     ("descendants", "{}"),
+    ("lifetime", "{}"),
 ];
 
 pub fn run(args: &DoctorArgs) -> ExitCode {
@@ -117,7 +126,13 @@ fn rows(host: &HostCapabilities) -> Vec<Row> {
         let Some(report) = planned.controls.into_iter().find(|c| c.control == *control) else {
             continue;
         };
-        let reason = (!report.enforced).then(|| reason(control, host));
+        // An always-on control that is not enforced carries its own reason in the plan.
+        let reason = (!report.enforced).then(|| {
+            report
+                .mechanism
+                .clone()
+                .unwrap_or_else(|| reason(control, host))
+        });
         out.push(Row {
             control,
             requested: report.requested,
@@ -139,10 +154,22 @@ fn reason(control: &str, host: &HostCapabilities) -> String {
     let no_launcher = "no working launcher (see notes)";
     match control {
         "network" if !launcher => no_launcher.into(),
-        "network" => "cannot create a network namespace (even inside a user namespace)".into(),
-        "filesystem" if !launcher => no_launcher.into(),
-        "filesystem" => "Landlock is not available in this kernel".into(),
+        "network" => {
+            "cannot create a network namespace (even inside a user namespace), or no seccomp filter to refuse unix sockets"
+                .into()
+        }
+        "filesystem" | "disk" if !launcher => no_launcher.into(),
+        "filesystem" | "disk" => {
+            "no private mount namespace with a PID namespace, or the interpreter's prefixes are unknown"
+                .into()
+        }
         "subprocess" => "the kernel does not support seccomp filters".into(),
+        "memory" if !launcher => no_launcher.into(),
+        "memory" => {
+            "no writable cgroup memory hierarchy (RLIMIT_AS alone does not count memfd, shared \
+             memory or tmpfs pages)"
+                .into()
+        }
         "pids" if !launcher => no_launcher.into(),
         "pids" => "no writable cgroup pids hierarchy (v2 delegation or v1 group)".into(),
         "descendants" if !launcher => {

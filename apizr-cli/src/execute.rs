@@ -186,6 +186,10 @@ fn early_audit_record(args: &ExecuteArgs, report: &Report, status: Status) -> Au
         limits_hit: Vec::new(),
         refused: Vec::new(),
         controls: Vec::new(),
+        // Decided here, before any worker ran.
+        status_source: "supervisor",
+        worker_status: None,
+        exit: None,
     }
 }
 

@@ -87,7 +87,12 @@ fn the_matrix_has_every_control_with_a_mechanism_or_a_reason() {
             "memory",
             "pids",
             "cpu",
-            "descendants"
+            "disk",
+            "identity",
+            "syscalls",
+            "proc",
+            "descendants",
+            "lifetime"
         ]
     );
     for c in d["controls"].as_array().unwrap() {
@@ -115,8 +120,18 @@ fn the_matrix_has_every_control_with_a_mechanism_or_a_reason() {
     );
     assert_eq!(
         row("filesystem")["enforced"],
-        has_launcher && host["landlock_abi"].as_u64().unwrap() > 0
+        has_launcher && host["mount_namespace"] == true && host["pid_namespace"] == true
     );
+    assert_eq!(
+        row("syscalls")["enforced"],
+        has_launcher && host["seccomp_filter"] == true
+    );
+    if host["is_root"] == true {
+        assert_eq!(
+            row("identity")["enforced"],
+            has_launcher && host["can_switch_ids"] == true
+        );
+    }
     assert_eq!(row("subprocess")["enforced"], host["seccomp_filter"]);
     assert_eq!(
         row("pids")["enforced"],
@@ -135,7 +150,15 @@ fn what_the_doctor_promises_is_what_execute_does() {
         ("memory", r#"{"resources":{"memory_bytes":268435456}}"#),
         ("pids", r#"{"resources":{"pids":64}}"#),
         ("cpu", r#"{"resources":{"cpu_millis":1000}}"#),
+        (
+            "disk",
+            r#"{"filesystem":{"mode":"sandbox"},"resources":{"disk_bytes":67108864}}"#,
+        ),
+        ("identity", "{}"),
+        ("syscalls", "{}"),
+        ("proc", "{}"),
         ("descendants", "{}"),
+        ("lifetime", "{}"),
     ] {
         let row = d["controls"]
             .as_array()
@@ -144,11 +167,18 @@ fn what_the_doctor_promises_is_what_execute_does() {
             .find(|c| c["control"] == control)
             .unwrap();
         let (status, entry) = execute(&dir, policy, control);
+        let always_on = ["identity", "syscalls", "proc", "descendants", "lifetime"];
         if row["enforced"] == true {
             assert_eq!(status, "success", "{control}: doctor says enforced");
             assert_eq!(entry["enforced"], true, "{control}");
-            assert_eq!(entry["mechanism"], row["mechanism"], "{control}");
-        } else if control == "descendants" {
+            // The call's identity row also names the uid it got.
+            let mechanism = entry["mechanism"].as_str().unwrap();
+            assert!(
+                mechanism.ends_with(row["mechanism"].as_str().unwrap()),
+                "{control}: {mechanism} vs {}",
+                row["mechanism"]
+            );
+        } else if always_on.contains(&control) {
             assert_eq!(status, "success", "{control}");
             assert_eq!(entry["enforced"], false, "{control}");
         } else {

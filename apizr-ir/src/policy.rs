@@ -6,9 +6,9 @@
 //! policy are what `policy_digest` covers, so a document the reference accepts must produce the
 //! same bytes here.
 //!
-//! Beyond the reference, an optional `resources` object (`memory_bytes`, `pids`, `cpu_millis`) is
-//! accepted; it is omitted from the canonical bytes when absent so that every reference document
-//! keeps its digest.
+//! Beyond the reference, an optional `resources` object (`memory_bytes`, `pids`, `cpu_millis`,
+//! `disk_bytes`) and an optional `filesystem.read_roots` list are accepted; each is omitted from
+//! the canonical bytes when absent (or empty) so that every reference document keeps its digest.
 
 use std::collections::BTreeSet;
 
@@ -31,7 +31,7 @@ pub struct PolicyV1 {
     pub backend: &'static str,
     pub effects: EffectsPolicy,
     pub environment: EnvironmentPolicy,
-    pub filesystem: ModePolicy<FilesystemMode>,
+    pub filesystem: FilesystemPolicy,
     pub limits: Limits,
     pub network: ModePolicy<NetworkMode>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -54,6 +54,20 @@ pub struct EnvironmentPolicy {
     pub inherit: bool,
 }
 
+/// `filesystem`: the mode, plus (beyond the reference, `sandbox` only) host paths the call may
+/// read. Empty `read_roots` serializes as nothing, so reference documents keep their bytes.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct FilesystemPolicy {
+    pub mode: FilesystemMode,
+    /// Absolute, normalised host paths, sorted and de-duplicated; bound read-only at the same
+    /// path inside the sandbox's private root.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub read_roots: Vec<String>,
+}
+
+/// At most this many `filesystem.read_roots`.
+pub const MAX_READ_ROOTS: usize = 64;
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct Limits {
     pub max_input_bytes: u64,
@@ -70,6 +84,10 @@ pub struct Resources {
     pub memory_bytes: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pids: Option<u64>,
+    /// Size of the call's writable tmpfs (working directory and `/tmp`) under
+    /// `filesystem.mode: sandbox`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub disk_bytes: Option<u64>,
 }
 
 /// Why a policy document was rejected: a dotted field path and what was expected there.
@@ -91,7 +109,10 @@ impl Default for PolicyV1 {
                 allow: vec![],
                 inherit: false,
             },
-            filesystem: ModePolicy::new(FilesystemMode::Host),
+            filesystem: FilesystemPolicy {
+                mode: FilesystemMode::Host,
+                read_roots: vec![],
+            },
             limits: Limits {
                 max_input_bytes: 1_048_576,
                 max_output_bytes: 1_048_576,
@@ -167,7 +188,22 @@ impl PolicyV1 {
             policy.network.mode = section_mode(v, "network", policy.network.mode)?;
         }
         if let Some(v) = fields.get("filesystem") {
-            policy.filesystem.mode = section_mode(v, "filesystem", policy.filesystem.mode)?;
+            let mut section = Fields::new(object(v, "filesystem")?, "filesystem");
+            section.known(&["mode", "read_roots"])?;
+            if let Some(m) = section.get("mode") {
+                policy.filesystem.mode = mode_value(m, "filesystem")?;
+            }
+            if let Some(v) = section.get("read_roots") {
+                policy.filesystem.read_roots = read_roots(v)?;
+                if !policy.filesystem.read_roots.is_empty()
+                    && policy.filesystem.mode != FilesystemMode::Sandbox
+                {
+                    return Err(PolicyError {
+                        path: "filesystem.read_roots".into(),
+                        expected: "only with filesystem.mode \"sandbox\" (under \"host\" the whole host is visible)".into(),
+                    });
+                }
+            }
         }
         if let Some(v) = fields.get("subprocess") {
             policy.subprocess.mode = section_mode(v, "subprocess", policy.subprocess.mode)?;
@@ -182,7 +218,7 @@ impl PolicyV1 {
         }
         if let Some(v) = fields.get("resources") {
             let mut res = Fields::new(object(v, "resources")?, "resources");
-            res.known(&["memory_bytes", "pids", "cpu_millis"])?;
+            res.known(&["memory_bytes", "pids", "cpu_millis", "disk_bytes"])?;
             let opt = |key: &str, min: u64, max: u64| -> Result<Option<u64>, PolicyError> {
                 res.get(key)
                     .map(|v| int_in(v, &format!("resources.{key}"), min, max))
@@ -192,6 +228,7 @@ impl PolicyV1 {
                 memory_bytes: opt("memory_bytes", 1 << 20, 1 << 40)?,
                 pids: opt("pids", 1, 65_536)?,
                 cpu_millis: opt("cpu_millis", 1, 3_600_000)?,
+                disk_bytes: opt("disk_bytes", 1 << 20, 1 << 40)?,
             });
         }
         Ok(policy)
@@ -267,6 +304,11 @@ fn section_mode<M: Mode>(v: &Json, key: &str, default: M) -> Result<M, PolicyErr
     let Some(m) = section.get("mode") else {
         return Ok(default);
     };
+    mode_value(m, key)
+}
+
+/// The `mode` value `m` of section `key`.
+fn mode_value<M: Mode>(m: &Json, key: &str) -> Result<M, PolicyError> {
     m.as_str()
         .and_then(M::from_wire)
         .ok_or_else(|| PolicyError {
@@ -335,6 +377,53 @@ fn name_set(
     Ok(names.into_iter().collect())
 }
 
+/// `filesystem.read_roots`: absolute paths in normal form (no `.`/`..`/empty components, no
+/// trailing `/`, no NUL), not `/` itself (that is `mode: host`), at most [`MAX_READ_ROOTS`];
+/// returned sorted and de-duplicated.
+fn read_roots(v: &Json) -> Result<Vec<String>, PolicyError> {
+    let path = "filesystem.read_roots";
+    let items = v.as_array().ok_or_else(|| PolicyError {
+        path: path.into(),
+        expected: format!("expected an array of absolute paths, got {}", describe(v)),
+    })?;
+    if items.len() > MAX_READ_ROOTS {
+        return Err(PolicyError {
+            path: path.into(),
+            expected: format!("at most {MAX_READ_ROOTS} paths, got {}", items.len()),
+        });
+    }
+    let mut roots = BTreeSet::new();
+    for (i, item) in items.iter().enumerate() {
+        match item.as_str() {
+            Some(s) if is_normal_absolute(s) => {
+                roots.insert(s.to_string());
+            }
+            _ => {
+                return Err(PolicyError {
+                    path: format!("{path}[{i}]"),
+                    expected: format!(
+                        "an absolute path in normal form other than \"/\" (no \".\", \"..\", \"//\", trailing \"/\" or NUL), got {}",
+                        describe(item)
+                    ),
+                });
+            }
+        }
+    }
+    Ok(roots.into_iter().collect())
+}
+
+fn is_normal_absolute(path: &str) -> bool {
+    let Some(rest) = path.strip_prefix('/') else {
+        return false;
+    };
+    path.len() <= 4096
+        && !rest.is_empty()
+        && !path.contains('\0')
+        && rest
+            .split('/')
+            .all(|c| !c.is_empty() && c != "." && c != "..")
+}
+
 /// `[A-Za-z_][A-Za-z0-9_]*`
 fn is_env_name(name: &str) -> bool {
     let mut bytes = name.bytes();
@@ -386,6 +475,15 @@ mod tests {
             r#"{"effects":{"require_known":["telepathy"]}}"#,
             r#"{"network":{"mode":"none"}}"#,
             r#"{"resources":{"pids":0}}"#,
+            r#"{"resources":{"disk_bytes":1024}}"#,
+            r#"{"filesystem":{"mode":"sandbox","read_roots":["relative"]}}"#,
+            r#"{"filesystem":{"mode":"sandbox","read_roots":["/"]}}"#,
+            r#"{"filesystem":{"mode":"sandbox","read_roots":["/a/../b"]}}"#,
+            r#"{"filesystem":{"mode":"sandbox","read_roots":["/a/"]}}"#,
+            r#"{"filesystem":{"mode":"sandbox","read_roots":["/a//b"]}}"#,
+            r#"{"filesystem":{"mode":"sandbox","read_roots":"/a"}}"#,
+            r#"{"filesystem":{"read_roots":["/opt/data"]}}"#,
+            r#"{"filesystem":{"mode":"sandbox","x":1}}"#,
         ] {
             assert!(parse(bad).is_err(), "{bad} must be rejected");
         }
@@ -415,5 +513,39 @@ mod tests {
                 .unwrap()
                 .contains("\"resources\":{\"memory_bytes\":268435456}")
         );
+    }
+
+    #[test]
+    fn sandbox_keys_do_not_change_reference_bytes_when_absent() {
+        let plain = parse(r#"{"filesystem":{"mode":"sandbox"}}"#).unwrap();
+        let empty = parse(r#"{"filesystem":{"mode":"sandbox","read_roots":[]}}"#).unwrap();
+        assert_eq!(
+            plain.canonical_bytes().unwrap(),
+            empty.canonical_bytes().unwrap()
+        );
+        assert!(
+            String::from_utf8(plain.canonical_bytes().unwrap())
+                .unwrap()
+                .contains("\"filesystem\":{\"mode\":\"sandbox\"}")
+        );
+        let with = parse(
+            r#"{"filesystem":{"mode":"sandbox","read_roots":["/opt/b","/opt/a","/opt/b"]},"resources":{"disk_bytes":1048576}}"#,
+        )
+        .unwrap();
+        assert_eq!(with.filesystem.read_roots, vec!["/opt/a", "/opt/b"]);
+        let text = String::from_utf8(with.canonical_bytes().unwrap()).unwrap();
+        assert!(
+            text.contains(
+                "\"filesystem\":{\"mode\":\"sandbox\",\"read_roots\":[\"/opt/a\",\"/opt/b\"]}"
+            ),
+            "{text}"
+        );
+        assert!(
+            text.contains("\"resources\":{\"disk_bytes\":1048576}"),
+            "{text}"
+        );
+        let err =
+            parse(r#"{"filesystem":{"mode":"sandbox","read_roots":["/ok","x"]}}"#).unwrap_err();
+        assert_eq!(err.path, "filesystem.read_roots[1]");
     }
 }

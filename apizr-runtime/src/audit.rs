@@ -29,6 +29,15 @@ pub struct AuditRecord {
     /// Requested controls this host could not enforce (the call was `policy_refused`).
     pub refused: Vec<&'static str>,
     pub controls: Vec<ControlReport>,
+    /// Who decided `status`: `supervisor` (what it observed: refusal, deadline, output bound,
+    /// exit, protocol) or `worker` (the claim in the worker's frame, made by the process that
+    /// also ran the user's code). `limits_hit`, `duration_ms` and `exit` are always observed
+    /// by the supervisor.
+    pub status_source: &'static str,
+    /// The status the worker's frame claimed, even when the supervisor overruled it.
+    pub worker_status: Option<&'static str>,
+    /// `exit N` / `signal N`, as the supervisor observed it.
+    pub exit: Option<String>,
 }
 
 impl AuditRecord {

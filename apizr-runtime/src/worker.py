@@ -508,13 +508,15 @@ def _main():
         _respond("worker_failed", None, limit)
 
 
-# --- Persistent "serve many requests" mode (protocol apizr.worker-serve/v1) -------------------
+# --- Persistent "serve many requests" mode (protocol apizr.worker-serve/v2) -------------------
 # Used by the direct warm pool (`apizr-runtime/src/pool`). Started as `python -I -S -c <this
 # file> --serve`. Unlike the single-shot mode above, stdin stays open: the first frame loads the
 # module once (its state then persists across calls, as in the reference's direct servers) and
-# every later frame is one call answered by one frame. The single-shot path is unchanged.
+# every later frame is one call answered by one frame. Every request carries a nonce that the
+# answer echoes first, so the server can tell this call's answer from bytes written at another
+# time. The single-shot path is unchanged.
 
-SERVE_PROTOCOL = "apizr.worker-serve/v1"
+SERVE_PROTOCOL = "apizr.worker-serve/v2"
 
 
 _INBUF = bytearray()
@@ -552,8 +554,8 @@ _ENCODE_ORDERED = _json.make_encoder(
 )
 
 
-def _send(status, value=None, limit=MAX_REQUEST):
-    # Serve-mode response payload: b"<status>\n<value JSON>\n".
+def _send(nonce, status, value=None, limit=MAX_REQUEST):
+    # Serve-mode response payload: b"<nonce>\n<status>\n<value JSON>\n".
     if _getpid() != _MAIN_PID:
         _exit(0)
     try:
@@ -562,6 +564,7 @@ def _send(status, value=None, limit=MAX_REQUEST):
         body = b"result_invalid\nnull\n"
     if len(body) > limit:
         body = b"output_limit\nnull\n"
+    body = nonce + b"\n" + body
     frame = len(body).to_bytes(8, "big") + body
     try:
         sys.stderr.flush()
@@ -603,9 +606,10 @@ class _Served:
 
 
 def _serve_call(served, data):
-    # Call payload: b"<capability>\n<positional-only count>\n<the caller's JSON text>". The
-    # server has already validated the text; decoding it here keeps the caller's key order in
-    # `dict`/`any` values, as the reference does.
+    # Call payload: b"<nonce>\n<capability>\n<positional-only count>\n<the caller's JSON text>".
+    # The server has already validated the text; decoding it here keeps the caller's key order
+    # in `dict`/`any` values, as the reference does.
+    nonce, _, data = data.partition(b"\n")
     try:
         name, count, body = data.split(b"\n", 2)
         cap = served.get(name.decode("utf-8"))
@@ -645,19 +649,21 @@ def _serve_call(served, data):
             raise
         except BaseException:
             raise _Fail("result_invalid")
-        _send("success", value)
+        _send(nonce, "success", value)
     except _Fail as failure:
-        _send(failure.status)
+        _send(nonce, failure.status)
     except BaseException:
         _print_exception()
-        _send("worker_failed")
+        _send(nonce, "worker_failed")
 
 
 def _serve():
+    nonce = b""
     try:
         init = _loads(_read_serve_payload().decode("utf-8"))
         if type(init) is not dict or init.get("protocol") != SERVE_PROTOCOL:
             raise _Fail("worker_failed")
+        nonce = init["nonce"].encode("ascii")
         executable = init["executable"]
         source = binascii.a2b_base64(executable["base64"].encode("ascii"), strict_mode=True)
         digest = executable["digest"]
@@ -674,13 +680,13 @@ def _serve():
         module = _load_module(name, init["path"], source)
         served = {n: _Served(module, spec) for n, spec in init["capabilities"].items()}
     except _Fail as failure:
-        _send(failure.status)
+        _send(nonce, failure.status)
         _exit(0)
     except BaseException:
         _print_exception()
-        _send("worker_failed")
+        _send(nonce, "worker_failed")
         _exit(0)
-    _send("success")
+    _send(nonce, "success")
     while True:
         _serve_call(served, _read_serve_payload())
 

@@ -50,9 +50,14 @@ impl Executor for LocalExecutor {
         BackendKind::LocalProcess
     }
 
-    /// Probe the host once (namespaces, Landlock, seccomp, cgroups, the interpreter). Which
+    /// Sweep what dead supervisors left, and probe the host once (namespaces, Landlock,
+    /// seccomp, cgroups, the interpreter). Which
     /// controls this policy gets is decided per call; a missing interpreter is an error here.
     fn check(&self) -> Result<(), ExecutorError> {
+        // Leftovers of dead supervisors go before the first call arrives.
+        for failure in self.runtime.sweep() {
+            eprintln!("apizr: clean-up of a dead supervisor's leftovers failed: {failure}");
+        }
         if let Some(effect) = self.policy.effects.require_known.first() {
             return Err(ExecutorError::UnknownEffect(effect.clone()));
         }

@@ -23,7 +23,7 @@ use std::sync::OnceLock;
 use apizr_ir::policy::PolicyV1;
 use serde::Serialize;
 
-use crate::local::cgroup::{self, PidsHierarchy};
+use crate::local::cgroup::{self, Hierarchy};
 use crate::local::launcher::{LAUNCH_ARG, ProbeReport};
 
 /// The probed facts. Every field is a fact observed on this host, not an assumption.
@@ -46,19 +46,38 @@ pub struct HostCapabilities {
     pub landlock_abi: u32,
     pub landlock_fully_enforced: bool,
     pub seccomp_filter: bool,
+    /// New IPC and UTS namespaces.
+    pub ipc_uts_namespace: bool,
+    /// A private mount namespace (fresh `/proc`, the sandbox's private root).
+    pub mount_namespace: bool,
+    /// A root launcher holds `CAP_SETUID`, `CAP_SETGID` and `CAP_SETPCAP`, so it can drop to a
+    /// per-call uid with an empty bounding set.
+    pub can_switch_ids: bool,
+    /// The interpreter's installation prefixes (what a private root must show).
+    pub python_prefixes: Vec<PathBuf>,
     /// `v1` / `v2` and the directory per-call `pids` groups are created in.
     pub cgroup_pids: Option<CgroupPids>,
-    /// A writable cgroup `memory` hierarchy (informational: `memory_bytes` uses RLIMIT_AS).
+    /// A writable cgroup `memory` hierarchy (per-call memory limit; counts memfd, shared
+    /// memory and tmpfs pages, which `RLIMIT_AS` does not).
     pub cgroup_memory: Option<CgroupPids>,
     /// Probe errors worth showing in `apizr doctor`.
     pub notes: Vec<String>,
 }
 
-/// Serializable view of a [`PidsHierarchy`] (or of another controller's hierarchy).
+/// Serializable view of a cgroup [`Hierarchy`].
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct CgroupPids {
     pub version: &'static str,
     pub base: PathBuf,
+}
+
+impl CgroupPids {
+    fn hierarchy(&self) -> Hierarchy {
+        Hierarchy {
+            version: self.version,
+            base: self.base.clone(),
+        }
+    }
 }
 
 /// Whether cached answers may be used.
@@ -87,11 +106,12 @@ impl HostCapabilities {
         host.freshness_override(freshness).full().clone()
     }
 
-    pub(crate) fn pids_hierarchy(&self) -> Option<PidsHierarchy> {
-        self.cgroup_pids.as_ref().map(|c| PidsHierarchy {
-            version: c.version,
-            base: c.base.clone(),
-        })
+    pub(crate) fn pids_hierarchy(&self) -> Option<Hierarchy> {
+        self.cgroup_pids.as_ref().map(CgroupPids::hierarchy)
+    }
+
+    pub(crate) fn memory_hierarchy(&self) -> Option<Hierarchy> {
+        self.cgroup_memory.as_ref().map(CgroupPids::hierarchy)
     }
 }
 
@@ -102,8 +122,10 @@ pub struct LazyHost {
     launcher: Option<PathBuf>,
     freshness: Freshness,
     python: OnceLock<(Option<PathBuf>, Option<&'static str>)>,
+    prefixes: OnceLock<Vec<PathBuf>>,
+    worker: OnceLock<Option<std::sync::Arc<Vec<u8>>>>,
     mechanisms: OnceLock<(Result<ProbeReport, String>, bool)>,
-    cgroups: OnceLock<Option<CgroupPids>>,
+    cgroups: OnceLock<(Option<CgroupPids>, Option<CgroupPids>)>,
     full: OnceLock<HostCapabilities>,
 }
 
@@ -114,6 +136,8 @@ impl LazyHost {
             launcher,
             freshness: Freshness::Cached,
             python: OnceLock::new(),
+            prefixes: OnceLock::new(),
+            worker: OnceLock::new(),
             mechanisms: OnceLock::new(),
             cgroups: OnceLock::new(),
             full: OnceLock::new(),
@@ -135,8 +159,36 @@ impl LazyHost {
         if let Some(full) = self.full.get() {
             return full.clone();
         }
-        let pids = policy.resources.is_some_and(|r| r.pids.is_some());
-        self.assemble(pids)
+        let cgroups = policy
+            .resources
+            .is_some_and(|r| r.pids.is_some() || r.memory_bytes.is_some());
+        self.assemble(cgroups)
+    }
+
+    /// The worker compiled by this host's interpreter (`None`: run it from source).
+    pub fn compiled_worker(&self) -> Option<std::sync::Arc<Vec<u8>>> {
+        self.worker
+            .get_or_init(|| {
+                let python = self.full_python()?;
+                let refresh = self.freshness == Freshness::Refresh;
+                python::compiled_worker(&python, refresh).map(std::sync::Arc::new)
+            })
+            .clone()
+    }
+
+    fn full_python(&self) -> Option<PathBuf> {
+        self.python_entry().0
+    }
+
+    /// The resolved interpreter and how it was found, observed once.
+    fn python_entry(&self) -> (Option<PathBuf>, Option<&'static str>) {
+        let refresh = self.freshness == Freshness::Refresh;
+        self.python
+            .get_or_init(|| match python::resolve(&self.python_cmd, refresh) {
+                Some((path, via)) => (Some(path), Some(via.describe())),
+                None => (None, None),
+            })
+            .clone()
     }
 
     /// Drop the cached launcher facts on disk: the launcher failed its set-up, so the next
@@ -149,13 +201,7 @@ impl LazyHost {
 
     fn assemble(&self, with_cgroups: bool) -> HostCapabilities {
         let refresh = self.freshness == Freshness::Refresh;
-        let (python, via) = self
-            .python
-            .get_or_init(|| match python::resolve(&self.python_cmd, refresh) {
-                Some((path, via)) => (Some(path), Some(via.describe())),
-                None => (None, None),
-            })
-            .clone();
+        let (python, via) = self.python_entry();
         let mut caps = HostCapabilities {
             python,
             python_resolution: via,
@@ -186,21 +232,42 @@ impl LazyHost {
                 caps.pid_namespace = report.pid_ns;
                 caps.landlock_abi = report.landlock_abi;
                 caps.landlock_fully_enforced = report.landlock_full;
+                caps.ipc_uts_namespace = report.ipc_uts_ns;
+                caps.mount_namespace = report.mount_ns;
+                // CAP_SETGID (6), CAP_SETUID (7), CAP_SETPCAP (8).
+                caps.can_switch_ids =
+                    report.is_root && report.cap_eff & 0b1_1100_0000 == 0b1_1100_0000;
                 caps.notes.extend(report.errors.iter().cloned());
             }
             Err(e) => caps.notes.push(format!("launcher probe: {e}")),
         }
+        if let Some(python) = &caps.python {
+            caps.python_prefixes = self
+                .prefixes
+                .get_or_init(|| python::prefixes(python, refresh).unwrap_or_default())
+                .clone();
+            if caps.python_prefixes.is_empty() {
+                caps.notes.push(
+                    "python: installation prefixes unknown (sys.prefix did not answer)".into(),
+                );
+            }
+        }
         if with_cgroups {
-            caps.cgroup_pids = self
+            let (pids, memory) = self
                 .cgroups
                 .get_or_init(|| {
-                    cgroup::probe_pids().map(|h| CgroupPids {
+                    let seen = |h: Hierarchy| CgroupPids {
                         version: h.version,
                         base: h.base,
-                    })
+                    };
+                    (
+                        cgroup::probe("pids").map(seen),
+                        cgroup::probe("memory").map(seen),
+                    )
                 })
                 .clone();
-            caps.cgroup_memory = memory_hierarchy();
+            caps.cgroup_pids = pids;
+            caps.cgroup_memory = memory;
         }
         caps
     }
@@ -287,53 +354,6 @@ fn run_probe(launcher: &Path) -> Result<ProbeReport, String> {
         return Err(format!("exit {}", out.status));
     }
     serde_json::from_slice(&out.stdout).map_err(|e| e.to_string())
-}
-
-/// A cgroup `memory` hierarchy we could create groups in: v2 with `memory` delegated to our
-/// children, or a writable v1 `memory` group.
-fn memory_hierarchy() -> Option<CgroupPids> {
-    let mountinfo = std::fs::read_to_string("/proc/self/mountinfo").ok()?;
-    let own = std::fs::read_to_string("/proc/self/cgroup").ok()?;
-    for line in mountinfo.lines() {
-        let Some((left, right)) = line.split_once(" - ") else {
-            continue;
-        };
-        let mount = left.split(' ').nth(4).unwrap_or_default();
-        let mut right = right.split(' ');
-        let fstype = right.next().unwrap_or_default();
-        let options = right.nth(1).unwrap_or_default();
-        let (version, group) = if fstype == "cgroup2" {
-            ("v2", own.lines().find_map(|l| l.strip_prefix("0::")))
-        } else if fstype == "cgroup" && options.split(',').any(|o| o == "memory") {
-            let group = own.lines().find_map(|l| {
-                let mut parts = l.splitn(3, ':');
-                let _ = parts.next()?;
-                let controllers = parts.next()?;
-                let path = parts.next()?;
-                controllers
-                    .split(',')
-                    .any(|c| c == "memory")
-                    .then_some(path)
-            });
-            ("v1", group)
-        } else {
-            continue;
-        };
-        let Some(group) = group else {
-            continue;
-        };
-        let base = Path::new(mount).join(group.trim_start_matches('/'));
-        let usable = if version == "v2" {
-            std::fs::read_to_string(base.join("cgroup.subtree_control"))
-                .is_ok_and(|s| s.split_whitespace().any(|c| c == "memory"))
-        } else {
-            nix::unistd::access(&base, nix::unistd::AccessFlags::W_OK).is_ok()
-        };
-        if usable {
-            return Some(CgroupPids { version, base });
-        }
-    }
-    None
 }
 
 #[cfg(test)]

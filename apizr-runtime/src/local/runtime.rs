@@ -5,25 +5,25 @@
 
 use std::ffi::OsString;
 use std::path::PathBuf;
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
 use crate::audit::{AUDIT_SCHEMA, AuditRecord, AuditSink};
 use crate::envelope::Envelope;
-use crate::local::cgroup::CallCgroup;
-use crate::local::enforcement::{self, ControlReport, EnforcementPlan};
+use crate::local::cgroup::{self, CallCgroups, Limits};
+use crate::local::enforcement::{self, ControlReport, EnforcementPlan, IdentityPlan, ViewPlan};
 use crate::local::host::{HostCapabilities, LazyHost};
-use crate::local::launcher::{LandlockConfig, LaunchConfig, launch_args};
-use crate::local::seccomp;
-use crate::local::spawn::{LocalSpawner, ProcessSpawner, SpawnSpec};
+use crate::local::identity::{self, IdRange};
+use crate::local::launch::{LaunchInputs, SANDBOX_CWD, spawn_spec};
+use crate::local::spawn::{LocalSpawner, ProcessSpawner};
 use crate::local::supervisor::{describe_exit, supervise};
-use crate::local::workdir::WorkDir;
+use crate::local::workdir::{self, WorkDir};
+use crate::local::{launcher, seccomp};
 use crate::protocol::{MAX_REQUEST_BYTES, encode_frame, encode_request};
 use crate::request::CallRequest;
 use crate::status::Status;
-use crate::worker;
 
 /// Where the launcher comes from.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -45,6 +45,8 @@ pub struct RuntimeConfig {
     pub launcher: LauncherLocation,
     /// Parent of the per-call working directories.
     pub temp_root: PathBuf,
+    /// Per-call ids on a root host (`None`: `APIZR_ID_RANGE`, else the default range).
+    pub ids: Option<IdRange>,
 }
 
 impl Default for RuntimeConfig {
@@ -55,6 +57,7 @@ impl Default for RuntimeConfig {
                 .map_or_else(|| PathBuf::from("python3"), PathBuf::from),
             launcher: LauncherLocation::CurrentExe,
             temp_root: std::env::temp_dir(),
+            ids: None,
         }
     }
 }
@@ -67,15 +70,27 @@ pub struct CallOutcome {
 }
 
 /// Enforcement and timing of one call. Never contains argument or environment values.
+///
+/// Trust: `status_source` says who decided the envelope's status. `limits_hit`, `exit`,
+/// `protocol_error`, `cleanup` and the timings are what the supervisor itself observed;
+/// `worker_status` is what the worker's frame claimed — written by the same process that ran
+/// the user's code, so it is evidence of nothing the supervisor did not also see.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct CallReport {
     pub controls: Vec<ControlReport>,
     /// Controls that made the call `policy_refused` before launch.
     pub refused: Vec<&'static str>,
     pub limits_hit: Vec<String>,
+    /// `supervisor` or `worker` (empty only for a report that never reached a decision).
+    pub status_source: &'static str,
+    /// The status the worker's frame claimed, even when the supervisor overruled it.
+    pub worker_status: Option<&'static str>,
     /// `exit N` / `signal N` of the launcher or worker.
     pub exit: Option<String>,
     pub protocol_error: Option<String>,
+    /// Clean-up that failed (working directory, cgroups, leftovers of dead supervisors):
+    /// never reported as removed.
+    pub cleanup: Vec<String>,
     /// Bounded worker stderr (user prints and tracebacks), lossily decoded.
     pub stderr: String,
     pub stderr_truncated: bool,
@@ -92,6 +107,9 @@ pub struct LocalRuntime {
     audit: Option<Arc<dyn AuditSink>>,
     host: LazyHost,
     seccomp: OnceLock<Option<Vec<Vec<u8>>>>,
+    ids: Result<IdRange, String>,
+    /// Failures of the start-up sweep, reported with the first call.
+    swept: OnceLock<Mutex<Vec<String>>>,
 }
 
 impl LocalRuntime {
@@ -103,11 +121,30 @@ impl LocalRuntime {
         };
         LocalRuntime {
             host: LazyHost::new(config.python.clone(), launcher),
-            config,
             spawner: Arc::new(LocalSpawner),
             audit: None,
             seccomp: OnceLock::new(),
+            ids: config.ids.map_or_else(IdRange::from_env, Ok),
+            swept: OnceLock::new(),
+            config,
         }
+    }
+
+    /// Remove what dead supervisors left: working directories under the temp root and
+    /// per-call cgroups. Only leftovers whose owning process is gone are touched. Runs once
+    /// per runtime (at its first call, or earlier when a server calls it at start); returns
+    /// the failures.
+    pub fn sweep(&self) -> Vec<String> {
+        let failures = self.swept.get_or_init(|| {
+            let (_, mut failed) = workdir::sweep(&self.config.temp_root);
+            for controller in ["pids", "memory"] {
+                for h in cgroup::hierarchies(controller) {
+                    failed.extend(cgroup::sweep(&h).1);
+                }
+            }
+            Mutex::new(failed)
+        });
+        failures.lock().map(|f| f.clone()).unwrap_or_default()
     }
 
     /// Replace the process spawner (the test seam).
@@ -130,6 +167,8 @@ impl LocalRuntime {
     /// Execute one call. Never panics; every failure is a status.
     pub fn execute(&self, call: &CallRequest) -> CallOutcome {
         let start = Instant::now();
+        let first_sweep = self.swept.get().is_none();
+        let sweep_failures = self.sweep();
         let deadline = start + Duration::from_millis(call.policy.limits.wall_time_ms);
         let host = self.host.for_policy(&call.policy);
         let plan = enforcement::plan(&call.policy, &host);
@@ -138,7 +177,13 @@ impl LocalRuntime {
             refused: plan.refused.clone(),
             ..CallReport::default()
         };
+        if first_sweep {
+            report.cleanup.extend(sweep_failures);
+        }
         let envelope = self.run(call, &host, &plan, deadline, &mut report);
+        if report.status_source.is_empty() {
+            report.status_source = "supervisor";
+        }
         report.total = start.elapsed();
         if envelope.status == Status::Timeout {
             report.limits_hit.push("wall_time".into());
@@ -191,66 +236,88 @@ impl LocalRuntime {
             report.protocol_error = Some("no Python interpreter".into());
             return Envelope::status(Status::WorkerFailed);
         };
+        let fail = |report: &mut CallReport, why: String| {
+            report.protocol_error = Some(why);
+            Envelope::status(Status::WorkerFailed)
+        };
+        // The call's identity is held (a kernel lock) until every process of the call is gone.
+        let call_id = if plan.identity == IdentityPlan::PerCallIds {
+            let range = match &self.ids {
+                Ok(range) => *range,
+                Err(e) => return fail(report, e.clone()),
+            };
+            match identity::allocate(range) {
+                Ok(id) => Some(id),
+                Err(e) => return fail(report, format!("identity: {e}")),
+            }
+        } else {
+            None
+        };
+        let uid = call_id.as_ref().map(|id| id.uid);
+        if let Some(uid) = uid {
+            annotate(report, "identity", &format!("uid {uid} gid {uid}"));
+        }
         let workdir = match WorkDir::create(&self.config.temp_root) {
             Ok(w) => w,
-            Err(e) => {
-                report.protocol_error = Some(format!("working directory: {e}"));
-                return Envelope::status(Status::WorkerFailed);
-            }
+            Err(e) => return fail(report, format!("working directory: {e}")),
         };
-        let cgroup = match (plan.pids, host.pids_hierarchy()) {
-            (Some(pids), Some(h)) => match CallCgroup::create(&h, pids.saturating_add(1)) {
+        if let (Some(uid), Some(ViewPlan::Host)) = (uid, plan.view)
+            && let Err(e) = workdir.chown(uid, uid)
+        {
+            return fail(report, format!("working directory: chown: {e}"));
+        }
+        let cgroups = if plan.pids.is_some() || plan.memory.is_some() {
+            let limits = Limits {
+                pids: plan.pids.map(|p| p.saturating_add(1)),
+                memory: plan.memory,
+            };
+            let (pids, memory) = (host.pids_hierarchy(), host.memory_hierarchy());
+            match CallCgroups::create(pids.as_ref(), memory.as_ref(), limits) {
                 Ok(g) => Some(g),
                 Err(e) => {
+                    // Nothing ran: the limit could not be set up, so the call is refused.
+                    report.refused.push(if plan.memory.is_some() {
+                        "memory"
+                    } else {
+                        "pids"
+                    });
                     report.protocol_error = Some(format!("cgroup: {e}"));
-                    return Envelope::status(Status::WorkerFailed);
-                }
-            },
-            _ => None,
-        };
-        let env = self.environment(call, plan, &workdir);
-        let python_path = python.clone();
-        let spec = match (&host.launcher, plan.use_launcher) {
-            (Some(launcher), true) => {
-                let config = LaunchConfig {
-                    program: python,
-                    args: worker::python_args(),
-                    cgroup_procs: cgroup.as_ref().map(CallCgroup::procs_file),
-                    user_ns: plan.user_ns,
-                    net_ns: plan.net_ns,
-                    pid_ns: plan.pid_ns,
-                    rlimit_as: plan.rlimit_as,
-                    rlimit_cpu_secs: plan.rlimit_cpu_secs,
-                    landlock: plan.landlock.then(|| LandlockConfig {
-                        read_only: vec![PathBuf::from("/")],
-                        read_write: vec![workdir.path().to_path_buf()],
-                        write_files: vec![PathBuf::from("/dev/null")],
-                    }),
-                };
-                let Ok(args) = launch_args(&config) else {
-                    return Envelope::status(Status::WorkerFailed);
-                };
-                SpawnSpec {
-                    program: launcher.clone(),
-                    args,
-                    env,
-                    cwd: workdir.path().to_path_buf(),
+                    return Envelope::status(Status::PolicyRefused);
                 }
             }
-            _ => SpawnSpec {
-                program: python,
-                args: worker::python_args()
-                    .into_iter()
-                    .map(OsString::from)
-                    .collect(),
-                env,
-                cwd: workdir.path().to_path_buf(),
-            },
+        } else {
+            None
         };
+        let env = self.environment(call, plan);
+        let compiled = self.host.compiled_worker();
+        let spec = spawn_spec(
+            plan,
+            LaunchInputs {
+                python: python.clone(),
+                host,
+                workdir: &workdir,
+                uid,
+                cgroup_procs: cgroups
+                    .as_ref()
+                    .map(CallCgroups::procs_files)
+                    .unwrap_or_default(),
+                read_roots: &call.policy.filesystem.read_roots,
+                env,
+                compiled: compiled.is_some(),
+            },
+        );
+        let Ok(spec) = spec else {
+            return Envelope::status(Status::WorkerFailed);
+        };
+        let mut frames = Vec::new();
+        if let Some(code) = &compiled {
+            frames.extend_from_slice(&encode_frame(code));
+        }
+        frames.extend_from_slice(&encode_frame(&payload));
         let outcome = supervise(
             self.spawner.as_ref(),
             &spec,
-            encode_frame(&payload),
+            frames,
             deadline,
             call.policy.limits.max_output_bytes,
         );
@@ -258,36 +325,51 @@ impl LocalRuntime {
         report.exit = outcome.exit.map(describe_exit);
         report.protocol_error = outcome.protocol_error;
         report.stderr = String::from_utf8_lossy(&outcome.stderr).into_owned();
-        if spec.program != python_path
-            && outcome.exit.and_then(|s| s.code()) == Some(crate::local::launcher::SETUP_FAILED)
+        report.stderr_truncated = outcome.stderr_truncated;
+        let exit_code = outcome.exit.and_then(|s| s.code());
+        if spec.program != python
+            && exit_code == Some(launcher::SETUP_FAILED)
             && report.stderr.starts_with("apizr-launch:")
         {
             // The launcher could not apply a control the (possibly cached) probe promised:
             // Python never ran. Observe the host again next time.
             self.host.invalidate_launcher_probe();
         }
-        report.stderr_truncated = outcome.stderr_truncated;
-        if let Some(group) = cgroup {
-            if group.limit_hit() {
+        if let Some(groups) = cgroups {
+            if groups.pids_hit() {
                 report.limits_hit.push("pids".into());
             }
-            let _ = group.destroy();
+            if groups.memory_hit() {
+                report.limits_hit.push("memory".into());
+            }
+            if let Err(failed) = groups.destroy() {
+                report.cleanup.extend(failed);
+            }
         }
-        if plan.rlimit_cpu_secs.is_some()
-            && outcome.exit.and_then(|s| s.code()) == Some(crate::local::launcher::CPU_LIMIT_EXIT)
-        {
+        if plan.rlimit_cpu_secs.is_some() && exit_code == Some(launcher::CPU_LIMIT_EXIT) {
             report.limits_hit.push("cpu".into());
         }
-        drop(workdir);
-        outcome.envelope
+        if let Err(e) = workdir.remove() {
+            report.cleanup.push(format!("working directory: {e}"));
+        }
+        drop(call_id);
+        let mut envelope = outcome.envelope;
+        if outcome.from_worker {
+            report.worker_status = Some(envelope.status.wire_name());
+            if worker_may_report(envelope.status, plan) {
+                report.status_source = "worker";
+            } else {
+                report.protocol_error = Some(format!(
+                    "the worker claimed `{}`, a status only the supervisor decides",
+                    envelope.status
+                ));
+                envelope = Envelope::status(Status::WorkerFailed);
+            }
+        }
+        envelope
     }
 
-    fn environment(
-        &self,
-        call: &CallRequest,
-        plan: &EnforcementPlan,
-        workdir: &WorkDir,
-    ) -> Vec<(OsString, OsString)> {
+    fn environment(&self, call: &CallRequest, plan: &EnforcementPlan) -> Vec<(OsString, OsString)> {
         let policy = &call.policy.environment;
         let mut env: Vec<(OsString, OsString)> = std::env::vars_os()
             .filter(|(name, _)| {
@@ -297,9 +379,9 @@ impl LocalRuntime {
                         .is_some_and(|n| policy.allow.iter().any(|a| a == n))
             })
             .collect();
-        if plan.landlock {
+        if plan.view == Some(ViewPlan::Sandbox) {
             env.retain(|(k, _)| k != "TMPDIR");
-            env.push(("TMPDIR".into(), workdir.tmp().into_os_string()));
+            env.push(("TMPDIR".into(), SANDBOX_CWD.into()));
         }
         env
     }
@@ -322,7 +404,29 @@ impl LocalRuntime {
             limits_hit: report.limits_hit.clone(),
             refused: report.refused.clone(),
             controls: report.controls.clone(),
+            status_source: report.status_source,
+            worker_status: report.worker_status,
+            exit: report.exit.clone(),
         };
         let _ = sink.record(&record);
+    }
+}
+
+/// Statuses a worker frame may carry. `timeout` is the supervisor's alone, and
+/// `policy_refused` comes from a worker only when it was asked to install a seccomp program
+/// and could not; anything else in a frame is a forgery and fails the call.
+fn worker_may_report(status: Status, plan: &EnforcementPlan) -> bool {
+    match status {
+        Status::Timeout => false,
+        Status::PolicyRefused => plan.seccomp,
+        _ => true,
+    }
+}
+
+fn annotate(report: &mut CallReport, control: &str, detail: &str) {
+    if let Some(row) = report.controls.iter_mut().find(|c| c.control == control)
+        && let Some(mechanism) = &mut row.mechanism
+    {
+        *mechanism = format!("{detail}: {mechanism}");
     }
 }

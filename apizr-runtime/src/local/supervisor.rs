@@ -35,6 +35,9 @@ pub struct Supervised {
     /// Why the frame was rejected, when it was.
     pub protocol_error: Option<String>,
     pub timed_out: bool,
+    /// The envelope is the one the worker's frame claimed (everything else the supervisor
+    /// decided from what it saw).
+    pub from_worker: bool,
     /// Time from spawn to the response (or the end), for the report.
     pub elapsed: Duration,
 }
@@ -64,6 +67,7 @@ pub fn supervise(
                 stderr_truncated: false,
                 protocol_error: None,
                 timed_out: false,
+                from_worker: false,
                 elapsed: started.elapsed(),
             };
         }
@@ -150,7 +154,7 @@ pub fn supervise(
     }
     let exit = exit.flatten();
     let (stderr, stderr_truncated) = stderr.unwrap_or_default();
-    let (envelope, protocol_error) = classify(timed_out, stdout, exit, max_output);
+    let (envelope, protocol_error, from_worker) = classify(timed_out, stdout, exit, max_output);
     Supervised {
         envelope,
         exit,
@@ -158,6 +162,7 @@ pub fn supervise(
         stderr_truncated,
         protocol_error,
         timed_out,
+        from_worker,
         elapsed,
     }
 }
@@ -167,19 +172,17 @@ fn classify(
     stdout: Option<(Vec<u8>, bool)>,
     exit: Option<ExitStatus>,
     max_output: u64,
-) -> (Envelope, Option<String>) {
+) -> (Envelope, Option<String>, bool) {
+    let supervisor = |status, why: Option<String>| (Envelope::status(status), why, false);
     if timed_out {
-        return (Envelope::status(Status::Timeout), None);
+        return supervisor(Status::Timeout, None);
     }
     let Some((bytes, overflow)) = stdout else {
-        return (
-            Envelope::status(Status::WorkerFailed),
-            Some("stdout never closed".into()),
-        );
+        return supervisor(Status::WorkerFailed, Some("stdout never closed".into()));
     };
     if overflow {
-        return (
-            Envelope::status(Status::OutputLimit),
+        return supervisor(
+            Status::OutputLimit,
             Some("worker wrote past the output limit".into()),
         );
     }
@@ -187,15 +190,13 @@ fn classify(
         Some(status) if status.success() => {}
         other => {
             let what = other.map_or("not reaped".to_string(), describe_exit);
-            return (Envelope::status(Status::WorkerFailed), Some(what));
+            return supervisor(Status::WorkerFailed, Some(what));
         }
     }
     match protocol::decode_response(&bytes, max_output) {
-        Ok(envelope) => (envelope, None),
-        Err(e @ FrameError::Oversized(_)) => {
-            (Envelope::status(Status::OutputLimit), Some(e.to_string()))
-        }
-        Err(e) => (Envelope::status(Status::WorkerFailed), Some(e.to_string())),
+        Ok(envelope) => (envelope, None, true),
+        Err(e @ FrameError::Oversized(_)) => supervisor(Status::OutputLimit, Some(e.to_string())),
+        Err(e) => supervisor(Status::WorkerFailed, Some(e.to_string())),
     }
 }
 

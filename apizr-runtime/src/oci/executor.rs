@@ -69,6 +69,13 @@ impl OciExecutor {
             limits_hit: outcome.limits_hit().to_vec(),
             refused: Vec::new(),
             controls: Vec::new(),
+            // This backend does not yet keep the worker's claim apart from what it observed.
+            status_source: "not_separated",
+            worker_status: None,
+            exit: match &outcome.report {
+                Report::Oci(report) => report.exit.map(|code| format!("exit {code}")),
+                _ => None,
+            },
         };
         let _ = sink.record(&record);
     }

@@ -7,16 +7,26 @@
 //! that times out, breaks the protocol or is abandoned (the caller's future dropped, e.g. a
 //! client disconnect) is killed with its whole process group and replaced in the background.
 //!
-//! Protocol `apizr.worker-serve/v1` (frames as `apizr.worker/v1`: u64 big-endian length, then
+//! Protocol `apizr.worker-serve/v2` (frames as `apizr.worker/v1`: u64 big-endian length, then
 //! the payload; stdin stays open between calls):
 //! * start-up, server → worker: canonical JSON `{"capabilities": {name: {"execution",
-//!   "function", "parameters", "sets"}}, "executable": {"base64", "digest"}, "module", "path",
-//!   "protocol"}`; the worker verifies the digest, imports the module once and binding-checks
-//!   every capability (5.6);
-//! * call, server → worker: `<capability>\n<positional-only count>\n<caller's JSON text>` (already
-//!   admitted and validated by the server; the worker re-decodes it to keep key order);
-//! * every answer, worker → server: `<status>\n<value JSON>\n` (`ensure_ascii=False`, compact,
-//!   insertion order; the value is `null` unless the status is `success`).
+//!   "function", "parameters", "sets"}}, "executable": {"base64", "digest"}, "module", "nonce",
+//!   "path", "protocol"}`; the worker verifies the digest, imports the module once and
+//!   binding-checks every capability;
+//! * call, server → worker: `<nonce>\n<capability>\n<positional-only count>\n<caller's JSON
+//!   text>` (already admitted and validated by the server; the worker re-decodes it to keep key
+//!   order);
+//! * every answer, worker → server: `<nonce>\n<status>\n<value JSON>\n` (`ensure_ascii=False`,
+//!   compact, insertion order; the value is `null` unless the status is `success`).
+//!
+//! Trust: the module's code runs inside the worker and could write on the response pipe at any
+//! time (a thread left behind by an earlier call, a C extension, a deliberate forgery). So
+//! every request carries a fresh 128-bit nonce from the OS and the answer must echo it; an
+//! answer with another nonce, bytes after an answer, or bytes while the worker is idle mean
+//! the channel can no longer be trusted: the worker is killed and replaced, and the call
+//! answers `worker_failed` — never another call's answer. This does not stop code that reads
+//! the current nonce from the worker's own memory while it serves that very call: direct mode
+//! gives no isolation from the module itself (see the threat model in the README).
 
 pub mod executor;
 
@@ -37,7 +47,7 @@ use crate::request::Executable;
 use crate::status::Status;
 use crate::worker::WORKER_SOURCE;
 
-pub const SERVE_PROTOCOL: &str = "apizr.worker-serve/v1";
+pub const SERVE_PROTOCOL: &str = "apizr.worker-serve/v2";
 
 /// Largest response frame a pool worker may send (the REST body limit).
 const MAX_RESPONSE_BYTES: u64 = 64 * 1024 * 1024;
@@ -92,7 +102,8 @@ impl Drop for Worker {
 /// A pool of persistent workers.
 pub struct Pool {
     config: PoolConfig,
-    init_frame: Vec<u8>,
+    /// The start-up document; each worker's gets its own `nonce`.
+    init: Value,
     idle: Mutex<Vec<Worker>>,
     permits: Semaphore,
     kills: AtomicU64,
@@ -141,13 +152,10 @@ impl Pool {
             .into_iter()
             .collect(),
         );
-        let payload = init
-            .canonical_bytes()
-            .map_err(|e| PoolError::Encode(e.to_string()))?;
         let workers = config.workers.max(1);
         let pool = Arc::new_cyclic(|me| Pool {
             config,
-            init_frame: encode_frame(&payload),
+            init,
             idle: Mutex::new(Vec::with_capacity(workers)),
             permits: Semaphore::new(workers),
             kills: AtomicU64::new(0),
@@ -219,7 +227,15 @@ impl Pool {
             stdin,
             stdout: BufReader::with_capacity(64 * 1024, stdout),
         };
-        let answer = exchange(&mut worker, &self.init_frame).await?;
+        let nonce = nonce()?;
+        let mut init = self.init.clone();
+        if let Value::Object(fields) = &mut init {
+            fields.insert("nonce".to_string(), Value::Str(nonce.clone()));
+        }
+        let payload = init
+            .canonical_bytes()
+            .map_err(|e| PoolError::Encode(e.to_string()))?;
+        let answer = exchange(&mut worker, &encode_frame(&payload), &nonce).await?;
         if answer.status != Status::Success {
             return Err(PoolError::Load(answer.status.wire_name()));
         }
@@ -233,6 +249,19 @@ impl Pool {
             return PoolAnswer::status(Status::WorkerFailed);
         };
         let pooled = self.idle.lock().await.pop();
+        let pooled = match pooled {
+            Some(mut w) => {
+                if idle_and_quiet(&mut w) {
+                    Some(w)
+                } else {
+                    // It wrote while nobody asked (or died): its channel cannot be trusted.
+                    self.kills.fetch_add(1, Ordering::Relaxed);
+                    drop(w);
+                    None
+                }
+            }
+            None => None,
+        };
         let worker = match pooled {
             Some(w) => w,
             None => match self.spawn_worker().await {
@@ -249,15 +278,22 @@ impl Pool {
             worker: Some(worker),
             pool: self,
         };
-        let frame = encode_frame(request);
+        let Ok(nonce) = nonce() else {
+            return PoolAnswer::status(Status::WorkerFailed);
+        };
+        let mut payload = Vec::with_capacity(nonce.len() + 1 + request.len());
+        payload.extend_from_slice(nonce.as_bytes());
+        payload.push(b'\n');
+        payload.extend_from_slice(request);
+        let frame = encode_frame(&payload);
         let Some(worker) = lease.worker.as_mut() else {
             return PoolAnswer::status(Status::WorkerFailed);
         };
         let exchanged = match self.config.timeout {
-            Some(limit) => tokio::time::timeout(limit, exchange(worker, &frame))
+            Some(limit) => tokio::time::timeout(limit, exchange(worker, &frame, &nonce))
                 .await
                 .unwrap_or(Err(PoolError::Protocol("timeout".into()))),
-            None => exchange(worker, &frame).await,
+            None => exchange(worker, &frame, &nonce).await,
         };
         match exchanged {
             Ok(answer) => {
@@ -312,8 +348,9 @@ impl PoolAnswer {
     }
 }
 
-/// Send one frame and read one response frame (`<status>\n<value JSON>\n`).
-async fn exchange(worker: &mut Worker, frame: &[u8]) -> Result<PoolAnswer, PoolError> {
+/// Send one frame and read one response frame (`<nonce>\n<status>\n<value JSON>\n`). The
+/// answer must echo `nonce` and be the only bytes the worker wrote.
+async fn exchange(worker: &mut Worker, frame: &[u8], nonce: &str) -> Result<PoolAnswer, PoolError> {
     let io = |e: std::io::Error| PoolError::Protocol(e.to_string());
     worker.stdin.write_all(frame).await.map_err(io)?;
     worker.stdin.flush().await.map_err(io)?;
@@ -326,13 +363,20 @@ async fn exchange(worker: &mut Worker, frame: &[u8]) -> Result<PoolAnswer, PoolE
     let len = usize::try_from(size).map_err(|e| PoolError::Protocol(e.to_string()))?;
     let mut body = vec![0u8; len];
     worker.stdout.read_exact(&mut body).await.map_err(io)?;
+    if !worker.stdout.buffer().is_empty() {
+        return Err(PoolError::Protocol("bytes after the answer".into()));
+    }
     let bad = || PoolError::Protocol("malformed response".into());
     let text = body.strip_suffix(b"\n").ok_or_else(bad)?;
-    let split = text.iter().position(|b| *b == b'\n').ok_or_else(bad)?;
-    let (status, raw) = (
-        text.get(..split).ok_or_else(bad)?,
-        text.get(split + 1..).ok_or_else(bad)?,
-    );
+    let mut parts = text.splitn(3, |b| *b == b'\n');
+    let (Some(echo), Some(status), Some(raw)) = (parts.next(), parts.next(), parts.next()) else {
+        return Err(bad());
+    };
+    if echo != nonce.as_bytes() {
+        return Err(PoolError::Protocol(
+            "an answer without this call's nonce".into(),
+        ));
+    }
     let status = std::str::from_utf8(status)
         .ok()
         .and_then(Status::from_wire_v1)
@@ -341,6 +385,28 @@ async fn exchange(worker: &mut Worker, frame: &[u8]) -> Result<PoolAnswer, PoolE
         status,
         raw: raw.to_vec(),
     })
+}
+
+/// A fresh 128-bit nonce from the OS, as 32 hex digits.
+fn nonce() -> Result<String, PoolError> {
+    let mut bytes = [0u8; 16];
+    let mut filled = 0;
+    while filled < bytes.len() {
+        let rest = bytes.get_mut(filled..).unwrap_or_default();
+        filled += rustix::rand::getrandom(rest, rustix::rand::GetRandomFlags::empty())
+            .map_err(|e| PoolError::Protocol(format!("getrandom: {e}")))?;
+    }
+    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
+}
+
+/// An idle worker must have written nothing since its last answer (and still be alive):
+/// checked without waiting, by polling its stdout once with a no-op waker.
+fn idle_and_quiet(worker: &mut Worker) -> bool {
+    use tokio::io::AsyncBufRead;
+    let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+    std::pin::Pin::new(&mut worker.stdout)
+        .poll_fill_buf(&mut cx)
+        .is_pending()
 }
 
 /// How a set result is normalised: direct REST turns sets into arrays, MCP rejects them (5.7).

@@ -71,6 +71,7 @@ impl Invoker {
                     python: spec.python.clone(),
                     launcher: spec.launcher.clone(),
                     temp_root: std::env::temp_dir(),
+                    ids: None,
                 };
                 let executor = AnyExecutor::for_policy(policy.clone(), config, image.clone())?;
                 executor.check_async().await?;

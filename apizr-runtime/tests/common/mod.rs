@@ -140,3 +140,51 @@ pub fn processes_of(root: &Path, marker: &str) -> Vec<(i32, String)> {
     }
     found
 }
+
+/// Whether this run is CI (`CI` set to anything but empty, `false` or `0`).
+pub fn ci() -> bool {
+    std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "false" && v != "0")
+}
+
+/// A host mechanism a test needs. Outside CI a missing one skips the test (returns false,
+/// with a note); under CI it fails the test: nothing passes by not running.
+pub fn require(present: bool, what: &str) -> bool {
+    if !present {
+        assert!(!ci(), "CI must be able to enforce {what}");
+        eprintln!("skipped: this host cannot enforce {what}");
+    }
+    present
+}
+
+/// Every control row of `outcome` named `control`, which must be enforced (see [`require`]).
+pub fn enforced(outcome: &CallOutcome, control: &str) -> bool {
+    let row = outcome
+        .report
+        .controls
+        .iter()
+        .find(|c| c.control == control);
+    require(row.is_some_and(|r| r.enforced), control)
+}
+
+/// The strictest v1 policy the tool accepts (what the issue's attacks ran under).
+pub const STRICT: &str = r#"{"network":{"mode":"deny"},"filesystem":{"mode":"sandbox"},"subprocess":{"mode":"deny"},"resources":{"memory_bytes":268435456,"pids":16}}"#;
+/// The default policy.
+pub const DEFAULT: &str = "{}";
+
+/// The envelope's value as JSON.
+pub fn value(outcome: &CallOutcome) -> serde_json::Value {
+    let text = envelope_text(outcome);
+    serde_json::from_str::<serde_json::Value>(&text).unwrap()["value"].clone()
+}
+
+/// Run `function` of `source` (no arguments) under `policy_text`.
+pub fn run(rt: &LocalRuntime, source: &str, function: &str, policy_text: &str) -> CallOutcome {
+    let mut c = call0(source, function);
+    c.policy = policy(policy_text);
+    rt.execute(&c)
+}
+
+/// Remove a test's temp root (tests leave nothing behind).
+pub fn cleanup(root: &Path) {
+    let _ = std::fs::remove_dir_all(root);
+}

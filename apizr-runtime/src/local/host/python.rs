@@ -101,6 +101,92 @@ fn is_elf(path: &Path) -> bool {
         && magic == *b"\x7fELF"
 }
 
+/// The installation prefixes of `executable` (`sys.prefix`, `sys.base_prefix`,
+/// `sys.exec_prefix`, `sys.base_exec_prefix`, de-duplicated): what a private mount tree must
+/// show for the interpreter to start. Asked once and cached on disk, keyed by the
+/// executable's identity and the `pyvenv.cfg` files that could redirect it.
+pub(crate) fn prefixes(executable: &Path, refresh: bool) -> Option<Vec<PathBuf>> {
+    let mut key = Key::new("prefixes");
+    key.push("executable", executable.as_os_str().as_encoded_bytes());
+    key.push_file_identity("executable-file", executable);
+    for dir in executable.ancestors().skip(1).take(2) {
+        key.push_file("pyvenv.cfg", &dir.join("pyvenv.cfg"));
+    }
+    let parse = |bytes: &[u8]| -> Option<Vec<PathBuf>> {
+        let text = std::str::from_utf8(bytes).ok()?;
+        let mut out: Vec<PathBuf> = Vec::new();
+        for line in text.split('\0').filter(|l| !l.is_empty()) {
+            let path = PathBuf::from(line);
+            if !path.is_absolute() {
+                return None;
+            }
+            if !out.contains(&path) {
+                out.push(path);
+            }
+        }
+        (!out.is_empty()).then_some(out)
+    };
+    if !refresh
+        && let Some(bytes) = cache::load("prefixes", &key)
+        && let Some(found) = parse(&bytes)
+    {
+        return Some(found);
+    }
+    let out = Command::new(executable)
+        .args([
+            "-I",
+            "-S",
+            "-c",
+            "import sys; sys.stdout.write('\\0'.join([sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix]))",
+        ])
+        .env_clear()
+        .stdin(Stdio::null())
+        .stderr(Stdio::null())
+        .output()
+        .ok()?;
+    if !out.status.success() {
+        return None;
+    }
+    let found = parse(&out.stdout)?;
+    cache::store("prefixes", &key, &out.stdout);
+    Some(found)
+}
+
+/// The worker compiled by `executable` (a `marshal` blob), cached on disk keyed by the
+/// interpreter's identity and the worker source. `None` when the interpreter cannot make one
+/// (the worker then runs from source).
+pub(crate) fn compiled_worker(executable: &Path, refresh: bool) -> Option<Vec<u8>> {
+    use std::io::Write;
+    let source = crate::worker::WORKER_SOURCE;
+    let mut key = Key::new("worker");
+    key.push("executable", executable.as_os_str().as_encoded_bytes());
+    key.push_file_identity("executable-file", executable);
+    key.push(
+        "source",
+        apizr_ir::Digest::sha256(source.as_bytes()).prefixed(),
+    );
+    if !refresh && let Some(bytes) = cache::load("worker", &key) {
+        return Some(bytes);
+    }
+    let mut child = Command::new(executable)
+        .args(["-I", "-S", "-c", crate::worker::COMPILE_SOURCE])
+        .env_clear()
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .ok()?;
+    let mut stdin = child.stdin.take()?;
+    let writer = std::thread::spawn(move || stdin.write_all(source.as_bytes()));
+    let out = child.wait_with_output().ok()?;
+    let written = writer.join().ok()?.is_ok();
+    if !out.status.success() || !written || out.stdout.is_empty() {
+        return None;
+    }
+    cache::store("worker", &key, &out.stdout);
+    Some(out.stdout)
+}
+
 /// Run the command once and read `sys.executable`.
 fn ask(command: &Path) -> Option<PathBuf> {
     let out = Command::new(command)

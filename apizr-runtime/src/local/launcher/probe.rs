@@ -17,6 +17,16 @@ pub struct ProbeReport {
     /// True when our requested rights are fully enforced (not best-effort partial).
     pub landlock_full: bool,
     pub seccomp_filter: bool,
+    /// New IPC and UTS namespaces.
+    #[serde(default)]
+    pub ipc_uts_ns: bool,
+    /// A private mount namespace in which a tmpfs could be mounted (the filesystem view).
+    #[serde(default)]
+    pub mount_ns: bool,
+    /// The launcher's effective capabilities (`CapEff`): a root host needs `CAP_SETUID`,
+    /// `CAP_SETGID` and `CAP_SETPCAP` to drop to the per-call identity.
+    #[serde(default)]
+    pub cap_eff: u64,
     pub errors: Vec<String>,
 }
 
@@ -42,7 +52,7 @@ fn probe() -> ProbeReport {
             report.net_ns = true;
             report.pid_ns = true;
         }
-        Err(first) => match super::sandbox::enter_user_namespace() {
+        Err(first) => match super::run::enter_user_namespace() {
             Ok(()) => {
                 report.user_ns = true;
                 report.net_ns = unshare(CloneFlags::CLONE_NEWNET).is_ok();
@@ -53,10 +63,21 @@ fn probe() -> ProbeReport {
             )),
         },
     }
-    report.seccomp_filter = std::fs::read_to_string("/proc/self/status")
-        .map(|s| s.contains("Seccomp_filters:"))
-        .unwrap_or(false);
-    let abi = super::sandbox::LANDLOCK_ABI;
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    report.seccomp_filter = status.contains("Seccomp_filters:");
+    report.cap_eff = status
+        .lines()
+        .find_map(|l| l.strip_prefix("CapEff:"))
+        .and_then(|v| u64::from_str_radix(v.trim(), 16).ok())
+        .unwrap_or(0);
+    if report.net_ns || report.pid_ns {
+        report.ipc_uts_ns = unshare(CloneFlags::CLONE_NEWIPC | CloneFlags::CLONE_NEWUTS).is_ok();
+        match mount_namespace() {
+            Ok(()) => report.mount_ns = true,
+            Err(e) => report.errors.push(e),
+        }
+    }
+    let abi = super::landlock::LANDLOCK_ABI;
     let restricted = Ruleset::default()
         .handle_access(AccessFs::from_all(abi))
         .and_then(|r| r.create())
@@ -77,6 +98,25 @@ fn probe() -> ProbeReport {
         Err(e) => report.errors.push(format!("landlock: {e}")),
     }
     report
+}
+
+/// A private mount namespace with a tmpfs mounted in it (undone when the probe exits).
+fn mount_namespace() -> Result<(), String> {
+    use rustix::mount::{MountFlags, MountPropagationFlags, mount, mount_change};
+    unshare(CloneFlags::CLONE_NEWNS).map_err(|e| format!("mount namespace: {e}"))?;
+    mount_change(
+        "/",
+        MountPropagationFlags::REC | MountPropagationFlags::PRIVATE,
+    )
+    .map_err(|e| format!("mount namespace: making / private: {e}"))?;
+    mount(
+        "tmpfs",
+        std::env::temp_dir(),
+        "tmpfs",
+        MountFlags::NOSUID | MountFlags::NODEV,
+        None,
+    )
+    .map_err(|e| format!("mount namespace: tmpfs: {e}"))
 }
 
 fn abi_number(abi: ABI) -> u32 {

@@ -1,0 +1,283 @@
+//! `apizr execute` as the supervisor process under attack: `kill -9` of the supervisor ends
+//! the call (worker, working directory and cgroup gone), a secret in the supervisor's
+//! environment is out of the worker's reach, and a non-root caller gets the same sandbox
+//! through an unprivileged user namespace.
+
+#![allow(clippy::unwrap_used, reason = "a failed unwrap is a failed test")]
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+const STRICT: &str = r#"{"network":{"mode":"deny"},"filesystem":{"mode":"sandbox"},"subprocess":{"mode":"deny"},"resources":{"memory_bytes":268435456,"pids":16},"limits":{"wall_time_ms":60000}}"#;
+const HOST: &str = r#"{"resources":{"pids":16},"limits":{"wall_time_ms":60000}}"#;
+
+fn ci() -> bool {
+    std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "false" && v != "0")
+}
+
+fn work(tag: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("apizr-cli-sandbox-{}-{tag}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o777)).unwrap();
+    dir
+}
+
+fn write(dir: &Path, source: &str, policy: &str) {
+    std::fs::write(dir.join("mod.py"), source).unwrap();
+    std::fs::write(dir.join("args.json"), "{}").unwrap();
+    std::fs::write(dir.join("policy.json"), policy).unwrap();
+    for f in ["mod.py", "args.json", "policy.json"] {
+        std::fs::set_permissions(dir.join(f), std::fs::Permissions::from_mode(0o644)).unwrap();
+    }
+}
+
+fn execute(dir: &Path) -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_apizr"));
+    cmd.current_dir(dir)
+        .env("TMPDIR", dir)
+        .args(["execute", "mod.py", "f", "--arguments", "args.json"])
+        .args(["--policy", "policy.json", "--report", "report.json"]);
+    cmd
+}
+
+/// `pid` and every process below it (by parent links in /proc).
+fn tree(pid: i32) -> Vec<i32> {
+    let mut parents = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(p) = entry.file_name().to_string_lossy().parse::<i32>() else {
+            continue;
+        };
+        let stat = std::fs::read_to_string(entry.path().join("stat")).unwrap_or_default();
+        let Some(rest) = stat.rfind(')').map(|i| &stat[i + 1..]) else {
+            continue;
+        };
+        let fields: Vec<&str> = rest.split_whitespace().collect();
+        if fields.first() == Some(&"Z") {
+            continue;
+        }
+        if let Some(ppid) = fields.get(1).and_then(|f| f.parse::<i32>().ok()) {
+            parents.push((p, ppid));
+        }
+    }
+    let mut out = vec![pid];
+    let mut i = 0;
+    while i < out.len() {
+        let parent = out[i];
+        out.extend(
+            parents
+                .iter()
+                .filter(|(_, pp)| *pp == parent)
+                .map(|(p, _)| *p),
+        );
+        i += 1;
+    }
+    out
+}
+
+fn alive(pid: i32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| {
+        s.rfind(')')
+            .is_some_and(|i| !s[i + 1..].trim_start().starts_with('Z'))
+    })
+}
+
+/// The cgroup v1 `pids` directory this test process is in (where the supervisor's per-call
+/// groups are created).
+fn pids_base() -> Option<PathBuf> {
+    let own = std::fs::read_to_string("/proc/self/cgroup").ok()?;
+    let path = own.lines().find_map(|l| {
+        let mut parts = l.splitn(3, ':');
+        let _ = parts.next()?;
+        let controllers = parts.next()?;
+        let path = parts.next()?;
+        controllers.split(',').any(|c| c == "pids").then_some(path)
+    })?;
+    let base = Path::new("/sys/fs/cgroup/pids").join(path.trim_start_matches('/'));
+    base.is_dir().then_some(base)
+}
+
+#[test]
+fn kill_9_of_the_supervisor_ends_the_call() {
+    for (tag, policy) in [("host", HOST), ("strict", STRICT)] {
+        let dir = work(&format!("kill-{tag}"));
+        write(
+            &dir,
+            "import time\n\ndef f() -> int:\n    time.sleep(6081)\n    return 1\n",
+            policy,
+        );
+        let mut supervisor = execute(&dir)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let pid = supervisor.id() as i32;
+        // Wait for the worker to be running (a python below the supervisor).
+        let deadline = Instant::now() + Duration::from_secs(20);
+        let procs = loop {
+            let procs = tree(pid);
+            let python = procs.iter().any(|p| {
+                std::fs::read(format!("/proc/{p}/cmdline")).is_ok_and(|c| {
+                    let argv0 = c.split(|b| *b == 0).next().unwrap_or_default();
+                    String::from_utf8_lossy(argv0).contains("python")
+                })
+            });
+            if python {
+                break procs;
+            }
+            assert!(Instant::now() < deadline, "the worker never started");
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        assert!(
+            procs.len() >= 3,
+            "supervisor, launcher and worker: {procs:?}"
+        );
+        let workdirs = |dir: &Path| -> Vec<PathBuf> {
+            std::fs::read_dir(dir)
+                .unwrap()
+                .flatten()
+                .map(|e| e.path())
+                .filter(|p| {
+                    p.file_name()
+                        .is_some_and(|n| n.to_string_lossy().starts_with("apizr-execute-"))
+                })
+                .collect()
+        };
+        let groups = || -> Vec<PathBuf> {
+            pids_base()
+                .and_then(|b| std::fs::read_dir(b).ok())
+                .map(|entries| {
+                    entries
+                        .flatten()
+                        .map(|e| e.path())
+                        .filter(|p| {
+                            p.file_name().is_some_and(|n| {
+                                n.to_string_lossy().starts_with(&format!("apizr-{pid}-"))
+                            })
+                        })
+                        .collect()
+                })
+                .unwrap_or_default()
+        };
+        assert_eq!(
+            workdirs(&dir).len(),
+            1,
+            "{tag}: the call's working directory exists"
+        );
+        assert_eq!(groups().len(), 1, "{tag}: the call's cgroup exists");
+        nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(pid),
+            nix::sys::signal::Signal::SIGKILL,
+        )
+        .unwrap();
+        let _ = supervisor.wait();
+        let deadline = Instant::now() + Duration::from_secs(5);
+        loop {
+            let left: Vec<i32> = procs.iter().copied().filter(|p| alive(*p)).collect();
+            let done = left.is_empty() && workdirs(&dir).is_empty() && groups().is_empty();
+            if done {
+                break;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "{tag}: left behind: processes {left:?}, dirs {:?}, cgroups {:?}",
+                workdirs(&dir),
+                groups()
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
+
+const SPY: &str = "import os\n\ndef f() -> list:\n    found = []\n    for p in os.listdir('/proc'):\n        if p.isdigit():\n            try:\n                with open('/proc/%s/environ' % p, 'rb') as fh:\n                    if b'apizr-secret-6073' in fh.read():\n                        found.append(p)\n            except OSError:\n                pass\n    return found\n";
+
+#[test]
+fn the_supervisor_environment_is_out_of_reach() {
+    for (tag, policy) in [("host", "{}"), ("strict", STRICT)] {
+        let dir = work(&format!("env-{tag}"));
+        write(&dir, SPY, policy);
+        let out = execute(&dir)
+            .env("APIZR_SUPERVISOR_SECRET", "apizr-secret-6073")
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            stdout.contains(r#""status":"success","value":[]"#),
+            "{tag}: {stdout} {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
+
+const WHOAMI: &str = "import os\n\ndef f() -> dict:\n    status = open('/proc/self/status').read()\n    caps = [l.split()[1] for l in status.splitlines() if l.startswith(('CapEff', 'CapPrm', 'CapBnd'))]\n    return {'caps': caps, 'pids': sorted(int(p) for p in os.listdir('/proc') if p.isdigit()), 'root': sorted(os.listdir('/'))}\n";
+
+#[test]
+fn a_non_root_caller_gets_the_same_sandbox() {
+    let python = Path::new("/usr/bin/python3");
+    let setpriv = Path::new("/usr/bin/setpriv");
+    if !nix::unistd::Uid::effective().is_root() || !python.exists() || !setpriv.exists() {
+        assert!(!ci(), "CI runs as root with setpriv and /usr/bin/python3");
+        return;
+    }
+    // No resources: a non-root caller has no cgroup to delegate them to (they are refused).
+    let strict = r#"{"network":{"mode":"deny"},"filesystem":{"mode":"sandbox"},"subprocess":{"mode":"deny"}}"#;
+    for (tag, policy) in [("host", "{}"), ("strict", strict)] {
+        let dir = work(&format!("nonroot-{tag}"));
+        write(&dir, WHOAMI, policy);
+        let out = Command::new(setpriv)
+            .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+            .arg(env!("CARGO_BIN_EXE_apizr"))
+            .args(["execute", "mod.py", "f", "--arguments", "args.json"])
+            .args(["--policy", "policy.json", "--report", "report.json"])
+            .current_dir(&dir)
+            .env_clear()
+            .env("PATH", "/usr/bin:/bin")
+            .env("HOME", &dir)
+            .env("TMPDIR", &dir)
+            .env("APIZR_PYTHON", python)
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout).to_string();
+        let report: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(dir.join("report.json")).unwrap())
+                .unwrap();
+        let envelope: serde_json::Value = serde_json::from_str(stdout.trim()).unwrap();
+        assert_eq!(envelope["status"], "success", "{tag}: {stdout} {report}");
+        let value = &envelope["value"];
+        assert_eq!(
+            value["caps"],
+            serde_json::json!(["0000000000000000", "0000000000000000", "0000000000000000"]),
+            "{tag}: no capability inside the user namespace: {value}"
+        );
+        assert_eq!(value["pids"], serde_json::json!([1]), "{tag}: {value}");
+        let identity = report["runtime"]["controls"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["control"] == "identity")
+            .unwrap()
+            .clone();
+        assert_eq!(identity["enforced"], true, "{tag}: {identity}");
+        assert!(
+            identity["mechanism"]
+                .as_str()
+                .unwrap()
+                .contains("user namespace"),
+            "{tag}: {identity}"
+        );
+        if tag == "strict" {
+            let root = value["root"].as_array().unwrap();
+            assert!(
+                !root
+                    .iter()
+                    .any(|e| e == "home" || e == "root" || e == "run"),
+                "{value}"
+            );
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
