@@ -98,6 +98,11 @@ pub struct InspectArgs {
     #[arg(long)]
     pub ir: bool,
 
+    /// Print the explanation document instead (JSON, `apizr.explanation/v1`): per reason the
+    /// culprit, its position and a fix; reasons shared by a whole module listed once
+    #[arg(long, conflicts_with_all = ["ir", "format"])]
+    pub explain: bool,
+
     /// Logical dotted module name (default: the file stem); single files only
     #[arg(long, value_name = "NAME")]
     pub module_name: Option<String>,

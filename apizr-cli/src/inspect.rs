@@ -24,6 +24,8 @@ pub fn run(args: &InspectArgs) -> anyhow::Result<ExitCode> {
     }
     let options = InspectOptions {
         strip_magics: args.strip_magics,
+        // The text report and `--explain` show explanations; `--ir` and the envelope do not.
+        explain: args.explain || (!args.ir && args.format == Format::Text),
     };
     let path = args.source.clone();
     let module = args.module_name.clone();
@@ -42,12 +44,20 @@ fn print_file(args: &InspectArgs, outcome: &Outcome) -> anyhow::Result<ExitCode>
         eprintln!("{}", note_line(&args.source, note, stderr_style));
     }
     let inspection = &outcome.inspection;
+    let explanation = outcome.explanation.as_ref();
     let bytes = if args.ir {
         apizr_ir::canonical_bytes(&inspection.capability_ir)?
+    } else if args.explain {
+        let explanation = explanation.context("the explanation was not built")?;
+        explanation.canonical_bytes()?
     } else {
         match args.format {
             Format::Json => apizr_ir::canonical_bytes(inspection)?,
-            Format::Text => crate::report::render(inspection, Style::for_stdout()).into_bytes(),
+            Format::Text => {
+                let source = args.source.display().to_string();
+                crate::report::render(inspection, explanation, &source, Style::for_stdout())
+                    .into_bytes()
+            }
         }
     };
     write_stdout(&bytes)?;
@@ -94,9 +104,10 @@ fn run_dir(args: &InspectArgs) -> anyhow::Result<ExitCode> {
     let options = ProjectOptions {
         inspect: InspectOptions {
             strip_magics: args.strip_magics,
+            explain: args.explain,
         },
         threads: args.threads,
-        keep_envelopes: args.format == Format::Json,
+        keep_envelopes: args.format == Format::Json && !args.explain,
     };
     let show_progress = std::io::stderr().is_terminal();
     let progress = |p: Progress| {
@@ -132,6 +143,7 @@ fn run_dir(args: &InspectArgs) -> anyhow::Result<ExitCode> {
         );
     }
     match args.format {
+        _ if args.explain => write_stdout(&inspection.explanation_bytes()?)?,
         Format::Json => {
             let stdout = std::io::stdout();
             let mut out = std::io::BufWriter::new(stdout.lock());

@@ -1,12 +1,15 @@
-//! The text summary of a directory inspection: one row per module, then totals.
+//! The text summary of a directory inspection: one row per module, a legend saying what the
+//! columns count, the totals, and what keeps functions from being ready (per reason code, how
+//! many functions have it).
 //!
 //! Columns are sized from the data so the table stays aligned in a terminal and in a file. The
 //! JSON document (`--format json`) is the stable interface; this table is for people.
 
+use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use apizr_inspect::project::{ModuleEntry, ProjectInspection};
-use apizr_ir::ReadinessState;
+use apizr_ir::{ReadinessState, ReasonCode};
 
 use crate::style::Style;
 
@@ -45,8 +48,62 @@ pub fn render(inspection: &ProjectInspection, style: Style) -> String {
         };
         let _ = writeln!(out, "{line}  {status}");
     }
+    legend(&mut out, style);
     totals(&mut out, inspection, style);
+    blockers(&mut out, inspection, style);
     out
+}
+
+/// What the columns count.
+fn legend(out: &mut String, style: Style) {
+    let lines = [
+        "caps: functions in the Capability IR (module-level `def`s that could become an interface)",
+        "ready/cond/unsup/ambig: assessments by readiness state (a rejected symbol, e.g. a \
+         duplicate or a lambda, has an assessment but no capability)",
+        "errors: IR diagnostics of severity error",
+        "status: `needs attention` = an unsupported or ambiguous assessment or an error \
+         (exit 1); `ok (conditional)` = only `--allow-conditional` can expose its functions",
+    ];
+    for line in lines {
+        let _ = writeln!(out, "{}", style.dim(line));
+    }
+}
+
+/// Per reason code, the functions that have it, most frequent first.
+fn blockers(out: &mut String, inspection: &ProjectInspection, style: Style) {
+    let mut counts: BTreeMap<&'static str, (usize, usize)> = BTreeMap::new();
+    for entry in &inspection.modules {
+        if let Ok(report) = &entry.result {
+            for (code, n) in &report.reason_counts {
+                let slot = counts.entry(code).or_default();
+                slot.0 += n;
+                slot.1 += 1;
+            }
+        }
+    }
+    if counts.is_empty() {
+        return;
+    }
+    let mut rows: Vec<(&'static str, (usize, usize))> = counts.into_iter().collect();
+    rows.sort_by(|a, b| b.1.0.cmp(&a.1.0).then(a.0.cmp(b.0)));
+    let _ = writeln!(
+        out,
+        "\n{}",
+        style.bold("Reasons (functions with the reason, in how many modules):")
+    );
+    for (code, (functions, modules)) in rows {
+        let meaning = ReasonCode::ALL
+            .iter()
+            .find(|c| c.code() == code)
+            .map(|c| c.explanation())
+            .unwrap_or("");
+        let _ = writeln!(out, "  {code}  {functions:>5} in {modules:>4}  {meaning}");
+    }
+    let _ = writeln!(
+        out,
+        "{}",
+        style.dim("`apizr inspect FILE` explains each reason with its culprit and a fix")
+    );
 }
 
 struct Row {

@@ -2,23 +2,39 @@
 //!
 //! It carries the same information as the reference tool's text mode (header with source,
 //! module, kind, digests and counts; one block per assessment ordered by capability id; reasons
-//! grouped by dimension; structured types; IR diagnostics) in our own wording. Machines should
-//! read `--format json`; this text may change between releases.
+//! grouped by dimension; structured types; IR diagnostics) in our own wording, plus the
+//! explanation of every reason: the culprit with its position (the notebook cell for
+//! notebooks), a one-line fix, and the reasons every function shares printed once, above the
+//! functions. Machines should read `--format json` (the envelope) or `--explain` (the
+//! explanation document); this text may change between releases.
 
 use std::collections::HashMap;
 use std::fmt::Write as _;
 
+use apizr_inspect::explain::{CapabilityExplanation, Explanation};
 use apizr_ir::{
     Assessment, Capability, Dimension, ExecutionKind, Inspection, ReadinessState, Reason,
     ReasonCode, Severity, SourceKind,
 };
 
 use crate::style::Style;
+use explained::{explained_block, module_reasons};
 
-/// Render the report. Always ends with a newline.
-pub fn render(inspection: &Inspection, style: Style) -> String {
+mod explained;
+
+/// Render the report. Always ends with a newline. `source` is the path as the user wrote it
+/// (for the commands the report suggests).
+pub fn render(
+    inspection: &Inspection,
+    explanation: Option<&Explanation>,
+    source: &str,
+    style: Style,
+) -> String {
     let mut out = String::new();
     header(&mut out, inspection, style);
+    if let Some(explanation) = explanation {
+        module_reasons(&mut out, explanation, style);
+    }
     let capabilities: HashMap<&str, &Capability> = inspection
         .capability_ir
         .capabilities
@@ -28,7 +44,12 @@ pub fn render(inspection: &Inspection, style: Style) -> String {
     for assessment in &inspection.readiness.assessments {
         out.push('\n');
         let capability = capabilities.get(assessment.capability_id.as_str()).copied();
-        block(&mut out, assessment, capability, style);
+        let explained = explanation.and_then(|e| {
+            e.capabilities
+                .iter()
+                .find(|c| c.capability_id == assessment.capability_id)
+        });
+        block(&mut out, assessment, capability, explained, source, style);
     }
     structured_types(&mut out, inspection, style);
     diagnostics(&mut out, inspection, style);
@@ -77,7 +98,14 @@ fn header(out: &mut String, inspection: &Inspection, style: Style) {
     );
 }
 
-fn block(out: &mut String, assessment: &Assessment, capability: Option<&Capability>, style: Style) {
+fn block(
+    out: &mut String,
+    assessment: &Assessment,
+    capability: Option<&Capability>,
+    explained: Option<&CapabilityExplanation>,
+    source: &str,
+    style: Style,
+) {
     let span = &assessment.source;
     let lines = if span.end_line > span.line {
         format!("lines {}-{}", span.line, span.end_line)
@@ -120,6 +148,10 @@ fn block(out: &mut String, assessment: &Assessment, capability: Option<&Capabili
         ),
     }
     field(out, "effects", "unknown (side effects are never inferred)");
+    if let Some(explained) = explained {
+        explained_block(out, explained, source, style);
+        return;
+    }
     let dimensions = &assessment.dimensions;
     for (name, dimension) in [
         ("binding", &dimensions.binding),
@@ -131,7 +163,7 @@ fn block(out: &mut String, assessment: &Assessment, capability: Option<&Capabili
     }
 }
 
-fn field(out: &mut String, label: &str, value: &str) {
+pub(super) fn field(out: &mut String, label: &str, value: &str) {
     let _ = writeln!(out, "  {:<11}{value}", format!("{label}:"));
 }
 

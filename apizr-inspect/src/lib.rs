@@ -12,6 +12,7 @@
 //!    each tagged with its scope and context; every later stage queries it.
 //! 6. [`discovery`] — candidates, overloads, diagnostics → [`apizr_ir::CapabilityIr`].
 //! 7. [`readiness`] — the 19 reason codes and TypedDict proofs → [`apizr_ir::ReadinessReport`].
+//!    [`explain`] — per reason: culprit, span and fix (`apizr.explanation/v1`, not hashed).
 //! 8. [`unparse`] — the CPython 3.11 `ast.unparse` port used for every `declared` text.
 //! 9. [`project`] — a whole directory, inspected in parallel.
 //! 10. [`interface`] — InvocationContracts of eligible capabilities and selection.
@@ -23,6 +24,7 @@ pub mod budget;
 pub mod decode;
 pub mod discovery;
 pub mod error;
+pub mod explain;
 pub mod facts;
 pub mod interface;
 pub mod module;
@@ -46,6 +48,8 @@ pub use stack::{StackError, on_inspect_stack};
 pub struct InspectOptions {
     /// Comment out IPython line magics / shell lines in notebooks instead of refusing them.
     pub strip_magics: bool,
+    /// Also build the [`explain::Explanation`] of the readiness report.
+    pub explain: bool,
 }
 
 /// Something worth telling the user that does not change the (hashed) result.
@@ -63,6 +67,10 @@ pub struct Outcome {
     /// The bytes a worker executes, hashing to `transformed_digest` or `digest`: the file
     /// itself, or a notebook's exported text exactly as hashed (before newline translation).
     pub executable: Vec<u8>,
+    /// For notebooks: where each cell landed in the exported text.
+    pub cells: Vec<notebook::CellLines>,
+    /// With [`InspectOptions::explain`]: why each reason is there and what to change.
+    pub explanation: Option<explain::Explanation>,
 }
 
 /// Inspect source bytes that are already in memory.
@@ -91,11 +99,13 @@ pub fn inspect_bytes_parsed(
         });
     }
     let mut notes = Vec::new();
+    let mut cells = Vec::new();
     let (text, transformed_digest, executable) = match kind {
         SourceKind::Python => (decode::decode_python(bytes)?, None, bytes.to_vec()),
         SourceKind::Notebook => {
             let export = notebook::export(bytes, options.strip_magics)?;
             notes.extend(export.notes);
+            cells = export.cells;
             let digest = Digest::sha256(export.text.as_bytes());
             let executable = export.text.as_bytes().to_vec();
             (export.text, Some(digest), executable)
@@ -125,11 +135,14 @@ pub fn inspect_bytes_parsed(
     reject_duplicate_parameters(&ir)?;
     let ir_digest = Digest::sha256(&ir.canonical_bytes()?);
     let readiness = readiness::assess_with(&parsed, &facts, &ir, ir_digest.clone());
-    drop(facts);
     if let Some(error) = parsed.take_unparse_error() {
         return Err(error.into());
     }
     let readiness_digest = Digest::sha256(&apizr_ir::canonical_bytes(&readiness)?);
+    let explanation = options
+        .explain
+        .then(|| explain::explain(&parsed, &facts, &ir, &readiness, &readiness_digest, &cells));
+    drop(facts);
     debug_assert_eq!(ir.schema_version, CAPABILITY_SCHEMA);
     let outcome = Outcome {
         inspection: Inspection {
@@ -141,6 +154,8 @@ pub fn inspect_bytes_parsed(
         },
         notes,
         executable,
+        cells,
+        explanation,
     };
     Ok((outcome, parsed))
 }
@@ -180,9 +195,25 @@ pub fn inspect_path(
 ) -> Result<Outcome, InspectError> {
     let (bytes, kind) = source::read_source(path)?;
     // The reference treats an empty `--module-name ''` like an absent one: use the file stem.
-    let module = match module {
-        Some(name) if !name.is_empty() => name.to_string(),
-        _ => source::default_module_name(path)?,
+    let (module, defaulted) = match module {
+        Some(name) if !name.is_empty() => (name.to_string(), false),
+        _ => (source::default_module_name(path)?, true),
     };
-    inspect_bytes(&bytes, kind, &module, options)
+    let mut outcome = inspect_bytes(&bytes, kind, &module, options)?;
+    if defaulted
+        && module == "__init__"
+        && let Some(package) = source::package_name(path)
+    {
+        // The reference names it `__init__` and the name is hashed, so it stays; but a worker
+        // importing `__init__` is not what the user means.
+        outcome.notes.push(Note {
+            position: None,
+            message: format!(
+                "this is package `{package}`'s `__init__.py`, named `__init__` as the reference \
+                 names it; pass `--module-name {package}` (or the dotted name) for the name \
+                 Python imports it under, or inspect the package directory"
+            ),
+        });
+    }
+    Ok(outcome)
 }

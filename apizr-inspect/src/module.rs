@@ -109,6 +109,13 @@ impl ParsedModule {
         self.line_index.line_index(offset).get() as u32
     }
 
+    /// Offset of the first character of 1-based `line` (the end of the text past the last line).
+    pub fn line_start(&self, line: u32) -> TextSize {
+        let index = ruff_source_file::OneIndexed::new(line as usize)
+            .unwrap_or(ruff_source_file::OneIndexed::MIN);
+        self.line_index.line_start(index, &self.text)
+    }
+
     /// 1-based line where a node starts.
     pub fn start_line<T: Ranged>(&self, node: &T) -> u32 {
         self.line(node.start())

@@ -17,6 +17,7 @@
 //! Module names come from relative paths (`pkg/sub/mod.py` → `pkg.sub.mod`, `pkg/__init__.py` →
 //! `pkg`), see [`walk`]. The `project_digest` is defined in [`output`].
 
+mod explain;
 mod output;
 pub mod walk;
 
@@ -26,6 +27,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use apizr_ir::{Digest, Inspection, ReadinessState, Severity};
 use rayon::prelude::*;
 
+pub use explain::PROJECT_EXPLANATION_SCHEMA;
 pub use output::{PROJECT_SCHEMA, project_digest};
 
 use crate::error::{InspectError, Position};
@@ -85,6 +87,11 @@ pub struct ModuleReport {
     /// Canonical bytes of the inspection envelope, trailing newline included. Empty when
     /// [`ProjectOptions::keep_envelopes`] is off.
     pub envelope: Vec<u8>,
+    /// For each reason code present, how many of the module's assessments have it (sorted by
+    /// code): what keeps functions from being ready, at a glance.
+    pub reason_counts: Vec<(&'static str, usize)>,
+    /// With [`InspectOptions::explain`](crate::InspectOptions::explain): the explanation.
+    pub explanation: Option<crate::explain::Explanation>,
 }
 
 /// Per-module counts for summaries.
@@ -274,6 +281,8 @@ pub fn inspect_dir_with_progress(
             })
             .collect()
     });
+    let mut modules = modules;
+    walk::note_shared_module_names(&mut modules);
     let project_digest = project_digest(&modules);
     let summary = Summary::of(&modules);
     Ok(ProjectInspection {
@@ -325,7 +334,7 @@ fn inspect_found(found: walk::Found, options: &ProjectOptions) -> ModuleEntry {
         return failed(error, Some(name));
     };
     match inspected {
-        Ok(outcome) => match report_of(&outcome.inspection, options.keep_envelopes) {
+        Ok(mut outcome) => match report_of(&mut outcome, options.keep_envelopes) {
             Ok(report) => ModuleEntry {
                 path: rel,
                 module: Some(outcome.inspection.capability_ir.source.module.clone()),
@@ -338,7 +347,11 @@ fn inspect_found(found: walk::Found, options: &ProjectOptions) -> ModuleEntry {
     }
 }
 
-fn report_of(inspection: &Inspection, keep_envelope: bool) -> Result<ModuleReport, InspectError> {
+fn report_of(
+    outcome: &mut crate::Outcome,
+    keep_envelope: bool,
+) -> Result<ModuleReport, InspectError> {
+    let inspection = &outcome.inspection;
     let envelope = if keep_envelope {
         apizr_ir::canonical_bytes(inspection)?
     } else {
@@ -349,5 +362,24 @@ fn report_of(inspection: &Inspection, keep_envelope: bool) -> Result<ModuleRepor
         readiness_digest: inspection.readiness_digest.clone(),
         counts: ModuleCounts::of(inspection),
         envelope,
+        reason_counts: reason_counts(inspection),
+        explanation: outcome.explanation.take(),
     })
+}
+
+/// Per reason code, the number of assessments that have it.
+fn reason_counts(inspection: &Inspection) -> Vec<(&'static str, usize)> {
+    let mut counts: std::collections::BTreeMap<&'static str, usize> = Default::default();
+    for assessment in &inspection.readiness.assessments {
+        let d = &assessment.dimensions;
+        let codes: std::collections::BTreeSet<&'static str> =
+            [&d.binding, &d.execution, &d.inputs, &d.outputs]
+                .iter()
+                .flat_map(|dim| dim.reasons.iter().map(|r| r.code))
+                .collect();
+        for code in codes {
+            *counts.entry(code).or_default() += 1;
+        }
+    }
+    counts.into_iter().collect()
 }

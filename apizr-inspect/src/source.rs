@@ -164,9 +164,22 @@ fn read_bounded(shown: &Path, file: File, limit: u64) -> Result<Vec<u8>, Inspect
 }
 
 /// The file stem of the given path (not of its symlink target), validated as a module name.
+///
+/// Like the reference, a package's `__init__.py` is `__init__` here (the name is part of every
+/// digest); [`crate::inspect_path`] adds a note with the name Python imports it under.
 pub fn default_module_name(path: &Path) -> Result<String, InspectError> {
     let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or("");
     validate_module_name(stem)
+}
+
+/// The name of the directory holding `path`, when it is a valid module name (`..` and
+/// symbolic links resolved when the directory exists).
+pub fn package_name(path: &Path) -> Option<String> {
+    let absolute = std::path::absolute(path).ok()?;
+    let parent = absolute.parent()?;
+    let resolved = std::fs::canonicalize(parent).unwrap_or_else(|_| parent.to_path_buf());
+    let directory = resolved.file_name()?.to_str()?;
+    validate_module_name(directory).ok()
 }
 
 /// NFKC-normalise and check a dotted module name: every part a Python identifier (PEP 3131)
@@ -193,6 +206,14 @@ fn is_module_part(part: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_package_is_named_after_its_directory() {
+        let name = |p: &str| package_name(Path::new(p));
+        assert_eq!(name("/x/pkg/__init__.py").as_deref(), Some("pkg"));
+        assert_eq!(name("/x/my-pkg/__init__.py"), None);
+        assert_eq!(name("/x/class/__init__.py"), None);
+    }
 
     #[test]
     fn module_names_match_the_oracle() {

@@ -284,7 +284,7 @@ mod fuzz {
                 "nbformat": 4, "nbformat_minor": 4}).to_string();
             for strip in [false, true] {
                 let _ = inspect_bytes(nb.as_bytes(), SourceKind::Notebook, "m",
-                    InspectOptions { strip_magics: strip });
+                    InspectOptions { strip_magics: strip, ..InspectOptions::default() });
             }
         }
     }

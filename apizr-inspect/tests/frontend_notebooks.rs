@@ -116,7 +116,10 @@ fn strip_magics_comments_them_out() {
         nb.as_bytes(),
         SourceKind::Notebook,
         "nb",
-        InspectOptions { strip_magics: true },
+        InspectOptions {
+            strip_magics: true,
+            ..InspectOptions::default()
+        },
     )
     .unwrap();
     assert_eq!(out.notes.len(), 3);

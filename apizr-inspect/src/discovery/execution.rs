@@ -7,18 +7,24 @@
 
 use ruff_python_ast::visitor::{self, Visitor};
 use ruff_python_ast::{Expr, Parameters, Stmt, StmtFunctionDef};
+use ruff_text_size::{Ranged, TextRange};
 
 use apizr_ir::ExecutionKind;
 
 pub fn execution_kind(def: &StmtFunctionDef) -> ExecutionKind {
-    let mut finder = YieldFinder { found: false };
-    finder.visit_body(&def.body);
-    match (def.is_async, finder.found) {
+    match (def.is_async, first_yield(def).is_some()) {
         (false, false) => ExecutionKind::Sync,
         (true, false) => ExecutionKind::Async,
         (false, true) => ExecutionKind::Generator,
         (true, true) => ExecutionKind::AsyncGenerator,
     }
+}
+
+/// The first `yield` / `yield from` in the function's own scope, in source order.
+pub fn first_yield(def: &StmtFunctionDef) -> Option<TextRange> {
+    let mut finder = YieldFinder { found: None };
+    finder.visit_body(&def.body);
+    finder.found
 }
 
 pub fn is_generator(kind: ExecutionKind) -> bool {
@@ -29,7 +35,7 @@ pub fn is_generator(kind: ExecutionKind) -> bool {
 }
 
 struct YieldFinder {
-    found: bool,
+    found: Option<TextRange>,
 }
 
 impl YieldFinder {
@@ -44,7 +50,7 @@ impl YieldFinder {
 
 impl<'a> Visitor<'a> for YieldFinder {
     fn visit_stmt(&mut self, stmt: &'a Stmt) {
-        if self.found {
+        if self.found.is_some() {
             return;
         }
         match stmt {
@@ -67,11 +73,11 @@ impl<'a> Visitor<'a> for YieldFinder {
     }
 
     fn visit_expr(&mut self, expr: &'a Expr) {
-        if self.found {
+        if self.found.is_some() {
             return;
         }
         match expr {
-            Expr::Yield(_) | Expr::YieldFrom(_) => self.found = true,
+            Expr::Yield(_) | Expr::YieldFrom(_) => self.found = Some(expr.range()),
             Expr::Lambda(lambda) => {
                 if let Some(parameters) = &lambda.parameters {
                     self.visit_defaults(parameters);

@@ -10,7 +10,7 @@
 //! [`Scope`] and [`Context`], and each rule states which contexts it looks at ([`View`],
 //! [`Context::TARGETS`]).
 //!
-//! What is recorded ([`walk`]):
+//! What is recorded (by `walk`):
 //!
 //! * [`Statement`] — every module-scope statement (direct, or nested in module control flow),
 //!   in source order, with its CPython line, the direct statement it belongs to and the arm of
@@ -23,10 +23,25 @@
 //!
 //! Queries live in [`query`]; the call and import classifications the reference uses in
 //! [`calls`] and [`imports`].
+//!
+//! **Adding rules (readiness v2 and later).** A new rule is a query, not a walker:
+//!
+//! * package-aware imports: [`ModuleFacts::imports_in`] per [`Scope`], each with
+//!   [`Import::modules`] → [`imports::ImportedModule::absolute`] (relative imports resolved
+//!   against the package) and the statement's line and range;
+//! * proving top-level statements safe: [`ModuleFacts::statements`] gives each statement with
+//!   its direct statement (`top`), its control-flow parent and [`Arm`] (`if TYPE_CHECKING:`
+//!   bodies, `try`/`except ImportError` arms); the calls, bindings and mutations of one
+//!   statement are the facts whose `stmt` is it or one of its children; class bodies that run at
+//!   import are [`Scope::Class`], so a class is safe when its header and its `Scope::Class`
+//!   facts are;
+//! * aliases across modules: [`Binding::kind`] tells an import (module, name, level) from an
+//!   assignment, and [`Binding::stmt`] leads to the assigned value.
 
 pub mod calls;
 pub mod imports;
 pub mod query;
+mod targets;
 mod walk;
 
 #[cfg(test)]
@@ -50,7 +65,7 @@ impl StmtId {
     }
 }
 
-/// Index of a binding in [`ModuleFacts::bindings`]; a smaller index was evaluated earlier.
+/// Index of a binding in the facts; a smaller index was evaluated earlier.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct BindingId(u32);
 

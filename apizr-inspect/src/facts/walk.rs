@@ -5,7 +5,7 @@
 //! and imports.
 
 use ruff_python_ast::visitor::{self, Visitor};
-use ruff_python_ast::{self as ast, Expr, ExprContext, Pattern, Stmt};
+use ruff_python_ast::{self as ast, Expr, ExprContext, Stmt};
 use ruff_text_size::{Ranged, TextRange};
 
 use super::{
@@ -43,18 +43,24 @@ pub(super) fn walk(parsed: &ParsedModule) -> Recorded<'_> {
     walker.out
 }
 
-struct Walker<'a> {
-    parsed: &'a ParsedModule,
-    out: Recorded<'a>,
-    scope: Scope,
+pub(super) struct Walker<'a> {
+    pub(super) parsed: &'a ParsedModule,
+    pub(super) out: Recorded<'a>,
+    pub(super) scope: Scope,
     /// Only meaningful in module scope.
-    context: Context,
+    pub(super) context: Context,
     /// The innermost module-scope statement.
-    stmt: StmtId,
+    pub(super) stmt: StmtId,
 }
 
 impl<'a> Walker<'a> {
-    fn bind(&mut self, name: &'a str, kind: BindingKind<'a>, line: u32, range: TextRange) {
+    pub(super) fn bind(
+        &mut self,
+        name: &'a str,
+        kind: BindingKind<'a>,
+        line: u32,
+        range: TextRange,
+    ) {
         self.out.bindings.push(Binding {
             name,
             kind,
@@ -281,85 +287,6 @@ impl<'a> Walker<'a> {
                 w.visit_expr(returns);
             }
         });
-    }
-
-    /// An assignment-like target: names bind, attribute and subscript targets mutate.
-    fn target(&mut self, expr: &'a Expr, kind: BindingKind<'a>) {
-        match expr {
-            Expr::Name(name) => {
-                let line = self.parsed.start_line(name);
-                self.bind(name.id.as_str(), kind, line, name.range());
-            }
-            Expr::Tuple(t) => t.elts.iter().for_each(|e| self.target(e, kind.clone())),
-            Expr::List(l) => l.elts.iter().for_each(|e| self.target(e, kind.clone())),
-            Expr::Starred(s) => self.target(&s.value, kind),
-            Expr::Attribute(a) => {
-                self.visit_expr(&a.value);
-                self.mutation(expr, &a.value);
-            }
-            Expr::Subscript(s) => {
-                self.visit_expr(&s.value);
-                self.visit_expr(&s.slice);
-                self.mutation(expr, &s.value);
-            }
-            other => self.visit_expr(other),
-        }
-    }
-
-    fn mutation(&mut self, target: &Expr, mut value: &'a Expr) {
-        let root = loop {
-            match value {
-                Expr::Name(name) => break Some(name.id.as_str()),
-                Expr::Attribute(a) => value = &a.value,
-                Expr::Subscript(s) => value = &s.value,
-                _ => break None,
-            }
-        };
-        self.out.mutations.push(Mutation {
-            root,
-            range: target.range(),
-            stmt: self.stmt,
-            context: self.context,
-        });
-    }
-
-    fn pattern(&mut self, pattern: &'a Pattern) {
-        let line = self.parsed.start_line(pattern);
-        let capture = BindingKind::MatchCapture;
-        match pattern {
-            Pattern::MatchAs(p) => {
-                if let Some(inner) = &p.pattern {
-                    self.pattern(inner);
-                }
-                if let Some(name) = &p.name {
-                    self.bind(name.as_str(), capture, line, name.range());
-                }
-            }
-            Pattern::MatchStar(p) => {
-                if let Some(name) = &p.name {
-                    self.bind(name.as_str(), capture, line, name.range());
-                }
-            }
-            Pattern::MatchMapping(p) => {
-                p.keys.iter().for_each(|k| self.visit_expr(k));
-                p.patterns.iter().for_each(|q| self.pattern(q));
-                if let Some(rest) = &p.rest {
-                    self.bind(rest.as_str(), capture, line, rest.range());
-                }
-            }
-            Pattern::MatchSequence(p) => p.patterns.iter().for_each(|q| self.pattern(q)),
-            Pattern::MatchClass(p) => {
-                self.visit_expr(&p.cls);
-                p.arguments.patterns.iter().for_each(|q| self.pattern(q));
-                p.arguments
-                    .keywords
-                    .iter()
-                    .for_each(|k| self.pattern(&k.pattern));
-            }
-            Pattern::MatchOr(p) => p.patterns.iter().for_each(|q| self.pattern(q)),
-            Pattern::MatchValue(p) => self.visit_expr(&p.value),
-            Pattern::MatchSingleton(_) => {}
-        }
     }
 
     // ---- other scopes -------------------------------------------------------------------

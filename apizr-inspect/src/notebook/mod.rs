@@ -32,6 +32,31 @@ use schema::CellKind;
 pub struct Export {
     pub text: String,
     pub notes: Vec<Note>,
+    /// Where each code cell (and emitted raw cell) landed in `text`, so a line of the text can
+    /// be told as a cell and a line in it.
+    pub cells: Vec<CellLines>,
+}
+
+/// The lines of the exported text that hold one cell's source.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CellLines {
+    /// 1-based position of the cell in the notebook (markdown cells count too).
+    pub number: usize,
+    /// The `In[n]` count of a code cell, when it has one.
+    pub execution_count: Option<u64>,
+    /// First and last line of the cell's source in the exported text (1-based, inclusive).
+    pub first_line: u32,
+    pub last_line: u32,
+}
+
+impl CellLines {
+    /// The cell holding exported line `line`, and the line within the cell (1-based).
+    pub fn locate(cells: &[CellLines], line: u32) -> Option<(&CellLines, u32)> {
+        cells
+            .iter()
+            .find(|c| (c.first_line..=c.last_line).contains(&line))
+            .map(|c| (c, line - c.first_line + 1))
+    }
 }
 
 const HEADER: &str = "#!/usr/bin/env python\n# coding: utf-8\n";
@@ -42,6 +67,7 @@ pub fn export(bytes: &[u8], strip_magics: bool) -> Result<Export, InspectError> 
     let cells = schema::cells(&notebook)?;
     let mut text = String::from(HEADER);
     let mut notes = Vec::new();
+    let mut spans = Vec::new();
     for (index, cell) in cells.iter().enumerate() {
         let number = index + 1;
         match cell.kind {
@@ -64,6 +90,12 @@ pub fn export(bytes: &[u8], strip_magics: bool) -> Result<Export, InspectError> 
                 let body = handle_magics(cleaned, number, first_line, strip_magics, &mut notes)?;
                 text.push_str(&body);
                 text.push('\n');
+                spans.push(CellLines {
+                    number,
+                    execution_count: cell.execution_count.filter(|n| *n > 0),
+                    first_line,
+                    last_line: line_count(&text).max(first_line),
+                });
             }
             CellKind::Markdown => {
                 text.push('\n');
@@ -76,12 +108,23 @@ pub fn export(bytes: &[u8], strip_magics: bool) -> Result<Export, InspectError> 
             CellKind::Raw => {
                 let mimetype = cell.raw_mimetype.unwrap_or("").to_ascii_lowercase();
                 if mimetype.is_empty() || mimetype == "text/x-python" {
+                    let first_line = line_count(&text) + 1;
                     text.push_str(&cell.source);
+                    spans.push(CellLines {
+                        number,
+                        execution_count: None,
+                        first_line,
+                        last_line: line_count(&text).max(first_line),
+                    });
                 }
             }
         }
     }
-    Ok(Export { text, notes })
+    Ok(Export {
+        text,
+        notes,
+        cells: spans,
+    })
 }
 
 /// Lines as CPython counts them in the exported text (`\n`, `\r\n`, lone `\r`).

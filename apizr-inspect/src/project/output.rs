@@ -197,6 +197,8 @@ mod tests {
                 readiness_digest: Digest::sha256(readiness),
                 counts: ModuleCounts::default(),
                 envelope: b"{}\n".to_vec(),
+                reason_counts: vec![],
+                explanation: None,
             }),
             notes: vec![],
         }

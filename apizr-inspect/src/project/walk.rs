@@ -10,15 +10,19 @@
 //! * symbolic links, to files or directories.
 //!
 //! Module names follow Python's import system: `pkg/sub/mod.py` → `pkg.sub.mod`,
-//! `pkg/__init__.py` → `pkg`, `nb/analysis.ipynb` → `nb.analysis`. A path that cannot be imported
-//! under a dotted name (a `-` in a name, a `.` inside a directory name, the root's own
-//! `__init__.py`, a non-UTF-8 name) yields an error entry instead of a guess.
+//! `pkg/__init__.py` → `pkg`, `nb/analysis.ipynb` → `nb.analysis`. When the root itself is a
+//! package (it holds an `__init__.py`) and its directory name is a module name, every name
+//! starts with it: inspecting `humanize/` gives `humanize`, `humanize.number`, ..., which is
+//! how the package's own imports name them. A path that cannot be imported under a dotted name
+//! (a `-` in a name, a `.` inside a directory name, the `__init__.py` of a root that is not a
+//! package name, a non-UTF-8 name) yields an error entry instead of a guess.
 
 use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
 
-use super::ModuleError;
+use super::{ModuleEntry, ModuleError};
+use crate::Note;
 use crate::error::InspectError;
 
 /// Directory names that never hold the project's own modules.
@@ -54,6 +58,7 @@ pub fn collect(root: &Path) -> io::Result<Vec<Found>> {
     }
     // Read the root eagerly so that an unreadable root is a fatal error.
     let root_entries = fs::read_dir(root)?;
+    let package: Vec<String> = root_package(root).into_iter().collect();
     let mut found = Vec::new();
     let mut pending = vec![Pending {
         dir: root.to_path_buf(),
@@ -110,7 +115,7 @@ pub fn collect(root: &Path) -> io::Result<Vec<Found>> {
                     });
                 }
             } else if file_type.is_file() && is_source(&path) {
-                found.push(candidate(path, child, child_utf8));
+                found.push(candidate(path, &package, child, child_utf8));
             }
         }
     }
@@ -139,7 +144,18 @@ fn is_skipped_dir(path: &Path, name: &str) -> bool {
     SKIPPED_DIRS.contains(&name) || fs::symlink_metadata(path.join("pyvenv.cfg")).is_ok()
 }
 
-fn candidate(path: PathBuf, components: Vec<String>, utf8: bool) -> Found {
+/// The root's name when the root is a package: it holds a regular `__init__.py` and its
+/// directory name is a module name.
+fn root_package(root: &Path) -> Option<String> {
+    let init = root.join("__init__.py");
+    let metadata = fs::symlink_metadata(&init).ok()?;
+    if !metadata.is_file() {
+        return None;
+    }
+    crate::source::package_name(&init)
+}
+
+fn candidate(path: PathBuf, package: &[String], components: Vec<String>, utf8: bool) -> Found {
     let rel = components.join("/");
     if !utf8 {
         return Found {
@@ -153,7 +169,8 @@ fn candidate(path: PathBuf, components: Vec<String>, utf8: bool) -> Found {
             }),
         };
     }
-    match module_name(&components) {
+    let qualified: Vec<String> = package.iter().cloned().chain(components).collect();
+    match module_name(&qualified) {
         Ok(module) => Found {
             path,
             rel,
@@ -216,6 +233,41 @@ pub fn module_name(components: &[String]) -> Result<String, (Option<String>, Mod
         return Err((Some(name), ModuleError::from_inspect(&error)));
     }
     Ok(name)
+}
+
+/// Two files that map to one module name (`a.py` and `a/__init__.py`, `m.py` and `m.ipynb`):
+/// Python imports only one of them, so each gets a note naming the others.
+pub(super) fn note_shared_module_names(entries: &mut [ModuleEntry]) {
+    let mut by_name: std::collections::BTreeMap<String, Vec<usize>> = Default::default();
+    for (index, entry) in entries.iter().enumerate() {
+        if let Some(module) = &entry.module {
+            by_name.entry(module.clone()).or_default().push(index);
+        }
+    }
+    for (module, indexes) in by_name.into_iter().filter(|(_, i)| i.len() > 1) {
+        let paths: Vec<String> = indexes
+            .iter()
+            .filter_map(|i| entries.get(*i).map(|e| e.path.clone()))
+            .collect();
+        for index in indexes {
+            let Some(entry) = entries.get_mut(index) else {
+                continue;
+            };
+            let others: Vec<&str> = paths
+                .iter()
+                .filter(|p| **p != entry.path)
+                .map(String::as_str)
+                .collect();
+            entry.notes.push(Note {
+                position: None,
+                message: format!(
+                    "module name `{module}` is also the name of {}; Python imports only one of \
+                     them (a package directory wins over a module file)",
+                    others.join(", ")
+                ),
+            });
+        }
+    }
 }
 
 #[cfg(test)]

@@ -13,7 +13,10 @@ use apizr_ir::{
     ReadinessState, Reason, ReasonCode, Span, capability_id,
 };
 
-/// One reason a rule found, before de-duplication.
+use super::evidence::Evidence;
+
+/// One reason a rule found, before de-duplication. Several findings can make one reason
+/// (`x: A | B` with two unresolvable names); they keep their own evidence.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Finding {
     pub code: ReasonCode,
@@ -21,15 +24,23 @@ pub struct Finding {
     pub line: u32,
     /// The parameter an input reason is about.
     pub parameter: Option<String>,
+    /// What the finding points at (not hashed).
+    pub evidence: Evidence,
 }
 
 impl Finding {
-    pub fn new(code: ReasonCode, line: u32) -> Self {
+    pub fn new(code: ReasonCode, line: u32, evidence: Evidence) -> Self {
         Finding {
             code,
             line,
             parameter: None,
+            evidence,
         }
+    }
+
+    /// The identity of the reason this finding contributes to.
+    pub fn key(&self) -> (u32, &'static str, &str) {
+        self.sort_key()
     }
 
     pub fn parameter(mut self, name: &str) -> Self {
@@ -97,7 +108,7 @@ pub fn assessment(
 /// One dimension: sorted, de-duplicated reasons and their highest implied state.
 pub fn dimension(mut findings: Vec<Finding>) -> Dimension {
     findings.sort_by(|a, b| a.sort_key().cmp(&b.sort_key()));
-    findings.dedup();
+    findings.dedup_by(|a, b| a.sort_key() == b.sort_key());
     let state = findings
         .iter()
         .map(|f| f.code.implied_state())
@@ -130,15 +141,20 @@ pub fn rejection_code(kind: DiagnosticKind) -> Option<ReasonCode> {
     }
 }
 
-/// One assessment per rejected symbol, in order of first diagnostic.
-pub fn rejected(ir: &CapabilityIr) -> Vec<Assessment> {
-    struct Rejected {
-        span: Span,
-        findings: Vec<Finding>,
-    }
+/// A symbol discovery rejected (a diagnostic for a symbol that has no capability).
+#[derive(Debug, Clone)]
+pub struct RejectedSymbol {
+    pub symbol: String,
+    /// The span of its last diagnostic.
+    pub span: Span,
+    pub findings: Vec<Finding>,
+}
+
+/// The rejected symbols, in order of first diagnostic.
+pub fn rejected_findings(ir: &CapabilityIr) -> Vec<RejectedSymbol> {
     let in_ir: HashSet<&str> = ir.capabilities.iter().map(|c| c.name.as_str()).collect();
     let mut order: Vec<&str> = Vec::new();
-    let mut symbols: HashMap<&str, Rejected> = HashMap::new();
+    let mut symbols: HashMap<&str, RejectedSymbol> = HashMap::new();
     for diagnostic in &ir.diagnostics {
         let symbol = diagnostic.source.symbol.as_str();
         let Some(code) = rejection_code(diagnostic.kind) else {
@@ -149,28 +165,39 @@ pub fn rejected(ir: &CapabilityIr) -> Vec<Assessment> {
         }
         let entry = symbols.entry(symbol).or_insert_with(|| {
             order.push(symbol);
-            Rejected {
+            RejectedSymbol {
+                symbol: symbol.to_string(),
                 span: diagnostic.source.clone(),
                 findings: Vec::new(),
             }
         });
         entry.span = diagnostic.source.clone();
+        let evidence = Evidence::Rejected {
+            kind: diagnostic.kind,
+        };
         entry
             .findings
-            .push(Finding::new(code, diagnostic.source.line));
+            .push(Finding::new(code, diagnostic.source.line, evidence));
     }
     order
         .into_iter()
-        .filter_map(|symbol| {
-            let rejected = symbols.remove(symbol)?;
-            let id = capability_id(&ir.source.module, symbol);
-            Some(assessment(
+        .filter_map(|symbol| symbols.remove(symbol))
+        .collect()
+}
+
+/// One assessment per rejected symbol, in order of first diagnostic.
+pub fn rejected(ir: &CapabilityIr) -> Vec<Assessment> {
+    rejected_findings(ir)
+        .into_iter()
+        .map(|rejected| {
+            let id = capability_id(&ir.source.module, &rejected.symbol);
+            assessment(
                 id,
                 rejected.span,
                 false,
                 Effects::UNKNOWN,
                 rejected.findings,
-            ))
+            )
         })
         .collect()
 }
@@ -181,11 +208,14 @@ mod tests {
 
     #[test]
     fn reasons_are_deduplicated_and_sorted() {
+        let at = |start: u32| Evidence::Call {
+            range: ruff_text_size::TextRange::empty(start.into()),
+        };
         let findings = vec![
-            Finding::new(ReasonCode::R013, 5).parameter("b"),
-            Finding::new(ReasonCode::R007, 5).parameter("a"),
-            Finding::new(ReasonCode::R013, 5).parameter("b"),
-            Finding::new(ReasonCode::R012, 2).parameter("z"),
+            Finding::new(ReasonCode::R013, 5, at(1)).parameter("b"),
+            Finding::new(ReasonCode::R007, 5, at(2)).parameter("a"),
+            Finding::new(ReasonCode::R013, 5, at(3)).parameter("b"),
+            Finding::new(ReasonCode::R012, 2, at(4)).parameter("z"),
         ];
         let dim = dimension(findings);
         let order: Vec<(&str, u32)> = dim.reasons.iter().map(|r| (r.code, r.line)).collect();

@@ -4,8 +4,11 @@
 
 use apizr_ir::ReasonCode;
 
+use ruff_text_size::Ranged;
+
 use super::Finding;
-use crate::facts::{Binding, ModuleFacts, StmtId, View};
+use super::evidence::Evidence;
+use crate::facts::{Binding, BindingId, ModuleFacts, StmtId, View};
 use crate::module::ParsedModule;
 
 /// READY-003: the [`View::Namespace`] bindings of `name` evaluated after the function's own.
@@ -13,12 +16,11 @@ pub fn later_bindings<'f, 'a>(
     facts: &'f ModuleFacts<'a>,
     name: &str,
     def: StmtId,
-) -> impl Iterator<Item = &'f Binding<'a>> + use<'f, 'a> {
+) -> impl Iterator<Item = (BindingId, &'f Binding<'a>)> + use<'f, 'a> {
     let own = facts.own_binding(def);
     facts
         .bindings_of(name, View::Namespace)
         .filter(move |(id, _)| own.is_some_and(|own| *id > own))
-        .map(|(_, binding)| binding)
 }
 
 /// READY-001/002/003 of one capability. `def` is its implementation, when found in module
@@ -31,25 +33,55 @@ pub fn binding_findings(
     decorated: bool,
 ) -> Vec<Finding> {
     let mut out = Vec::new();
-    if def.is_some_and(|id| !facts.statement(id).is_direct()) {
-        out.push(Finding::new(ReasonCode::R001, line));
+    let Some(def) = def else {
+        if decorated {
+            out.push(Finding::new(
+                ReasonCode::R002,
+                line,
+                Evidence::Rejected {
+                    kind: apizr_ir::DiagnosticKind::Decorated,
+                },
+            ));
+        }
+        return out;
+    };
+    if let Some(parent) = facts.statement(def).parent {
+        out.push(Finding::new(
+            ReasonCode::R001,
+            line,
+            Evidence::ControlFlow { parent },
+        ));
     }
     if decorated {
-        out.push(Finding::new(ReasonCode::R002, line));
+        out.push(Finding::new(
+            ReasonCode::R002,
+            line,
+            Evidence::Decorated { def },
+        ));
     }
-    if let Some(def) = def {
-        out.extend(
-            later_bindings(facts, name, def).map(|b| Finding::new(ReasonCode::R003, b.line)),
-        );
-    }
+    out.extend(later_bindings(facts, name, def).map(|(binding, b)| {
+        Finding::new(ReasonCode::R003, b.line, Evidence::Rebinding { binding })
+    }));
     out
 }
 
-/// READY-008 lines: star imports and namespace builtin calls in module scope.
-pub fn namespace_lines(parsed: &ParsedModule, facts: &ModuleFacts) -> Vec<u32> {
-    facts
-        .star_imports()
-        .map(|import| import.line)
-        .chain(facts.namespace_calls().map(|c| parsed.start_line(c.node)))
-        .collect()
+/// READY-008: star imports and namespace builtin calls in module scope.
+pub fn namespace_findings(parsed: &ParsedModule, facts: &ModuleFacts) -> Vec<Finding> {
+    let stars = facts.star_imports().map(|import| {
+        let range = import.range();
+        Finding::new(
+            ReasonCode::R008,
+            import.line,
+            Evidence::StarImport { range },
+        )
+    });
+    let calls = facts.namespace_calls().map(|c| {
+        let range = c.node.range();
+        Finding::new(
+            ReasonCode::R008,
+            parsed.start_line(c.node),
+            Evidence::Call { range },
+        )
+    });
+    stars.chain(calls).collect()
 }

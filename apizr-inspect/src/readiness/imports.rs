@@ -5,6 +5,7 @@
 //! included) and, per capability, at the function's own body with everything nested in it.
 
 use ruff_python_ast::ExprCall;
+use ruff_text_size::TextRange;
 
 use crate::facts::imports::ImportedModule;
 use crate::facts::{ModuleFacts, Scope};
@@ -35,10 +36,11 @@ pub fn import_problem(module: &ImportedModule) -> Option<ImportProblem> {
     }
 }
 
-/// One unresolved import: the statement's line and the module it names.
+/// One unresolved import: the statement's line and range, and the module it names.
 #[derive(Debug, Clone, Copy)]
 pub struct UnresolvedImport<'a> {
     pub line: u32,
+    pub statement: TextRange,
     pub module: ImportedModule<'a>,
     pub problem: ImportProblem,
 }
@@ -51,6 +53,7 @@ pub fn unresolved_imports<'a>(facts: &ModuleFacts<'a>, scope: Scope) -> Vec<Unre
             import.modules().into_iter().filter_map(|module| {
                 import_problem(&module).map(|problem| UnresolvedImport {
                     line: import.line,
+                    statement: import.range(),
                     module,
                     problem,
                 })

@@ -11,9 +11,11 @@
 use std::collections::HashSet;
 
 use ruff_python_ast::visitor::{self, Visitor};
-use ruff_python_ast::{CmpOp, Expr, Stmt, UnaryOp};
+use ruff_python_ast::{CmpOp, Expr, ExprCall, Stmt, UnaryOp};
+use ruff_text_size::Ranged;
 
-use crate::facts::{ModuleFacts, Statement, StmtId, View};
+use super::evidence::{MainGuard, Risk};
+use crate::facts::{ModuleFacts, StmtId, View};
 use crate::module::ParsedModule;
 
 pub struct InitContext<'a, 'p> {
@@ -27,48 +29,95 @@ pub struct InitContext<'a, 'p> {
     pub has_namespace_reasons: bool,
 }
 
-/// The risky direct module statements.
-pub fn risky_statements<'a, 'p>(ctx: &InitContext<'a, 'p>) -> Vec<&'a Statement<'p>> {
+/// The risky direct module statements, each with why.
+pub fn risky_statements(ctx: &InitContext) -> Vec<(StmtId, Risk)> {
     ctx.facts
         .statements()
-        .filter(|(id, s)| s.is_direct() && !ctx.exempt.contains(id) && !is_safe(ctx, *id, s.node))
-        .map(|(_, s)| s)
+        .filter(|(id, s)| s.is_direct() && !ctx.exempt.contains(id))
+        .filter_map(|(id, s)| risk(ctx, id, s.node).map(|risk| (id, risk)))
         .collect()
 }
 
-fn is_safe(ctx: &InitContext, id: StmtId, stmt: &Stmt) -> bool {
+/// `None` when the statement is safe; else the first thing that makes it risky.
+fn risk(ctx: &InitContext, id: StmtId, stmt: &Stmt) -> Option<Risk> {
     match stmt {
-        Stmt::Pass(_) | Stmt::Import(_) | Stmt::ImportFrom(_) => true,
-        Stmt::Expr(e) => is_constant(&e.value),
-        Stmt::Assign(a) => literal_only(&a.value),
+        Stmt::Pass(_) | Stmt::Import(_) | Stmt::ImportFrom(_) => None,
+        Stmt::Expr(e) => (!is_constant(&e.value)).then(|| value_risk(&e.value)),
+        Stmt::Assign(a) => (!literal_only(&a.value)).then(|| value_risk(&a.value)),
         Stmt::AnnAssign(a) => {
-            a.value.as_deref().is_none_or(literal_only) && !contains_call(&a.annotation)
+            if let Some(call) = first_call(&a.annotation) {
+                return Some(Risk::Call(call.range()));
+            }
+            a.value
+                .as_deref()
+                .filter(|v| !literal_only(v))
+                .map(value_risk)
         }
         Stmt::FunctionDef(def) => {
-            let decorated_ok = def.decorator_list.is_empty() || ctx.inert.contains(&id);
-            let params = &def.parameters;
-            let defaults_ok = params
-                .iter_non_variadic_params()
-                .filter_map(|p| p.default.as_deref())
-                .all(|d| literal_only(d) && !contains_call(d));
-            let mut annotations = params
-                .iter()
-                .filter_map(|p| p.annotation())
-                .chain(def.returns.as_deref());
             // A decorated def is safe only with the inert tracking decorator, whose literal
             // keyword configuration (a call) is allowed.
-            decorated_ok && defaults_ok && !annotations.any(contains_call)
+            if !def.decorator_list.is_empty() && !ctx.inert.contains(&id) {
+                return Some(Risk::Decorated);
+            }
+            let params = &def.parameters;
+            let defaults = params
+                .iter_non_variadic_params()
+                .filter_map(|p| p.default.as_deref());
+            for default in defaults {
+                if let Some(call) = first_call(default) {
+                    return Some(Risk::Call(call.range()));
+                }
+                if !literal_only(default) {
+                    return Some(Risk::Default(default.range()));
+                }
+            }
+            params
+                .iter()
+                .filter_map(|p| p.annotation())
+                .chain(def.returns.as_deref())
+                .find_map(first_call)
+                .map(|call| Risk::Call(call.range()))
         }
-        Stmt::If(node) => {
-            node.elif_else_clauses.is_empty()
-                && is_main_test(&node.test)
-                && ctx.parsed.module != "__main__"
-                && !ctx.facts.is_bound("__name__", View::Namespace)
-                && !ctx.has_namespace_reasons
-                && ctx.facts.mutations().next().is_none()
-        }
-        _ => false,
+        Stmt::If(node) if is_main_test(&node.test) => main_guard_risk(ctx, node),
+        Stmt::If(_)
+        | Stmt::For(_)
+        | Stmt::While(_)
+        | Stmt::With(_)
+        | Stmt::Try(_)
+        | Stmt::Match(_) => Some(Risk::ControlFlow),
+        Stmt::ClassDef(_) => Some(Risk::Class),
+        Stmt::AugAssign(_) | Stmt::Delete(_) => Some(Risk::Modifies),
+        Stmt::Raise(_) | Stmt::Assert(_) => Some(Risk::MayFail),
+        _ => Some(Risk::Other),
     }
+}
+
+/// Why a value that is not literal-only is risky: its first call, else the value itself.
+fn value_risk(value: &Expr) -> Risk {
+    match first_call(value) {
+        Some(call) => Risk::Call(call.range()),
+        None => Risk::NotLiteral(value.range()),
+    }
+}
+
+/// One `if __name__ == "__main__":` block without `else` is safe when the module is not
+/// `__main__`, never binds `__name__`, has no READY-008 reasons and stores into no attribute or
+/// subscript: then the test is false on import and the block never runs.
+fn main_guard_risk(ctx: &InitContext, node: &ruff_python_ast::StmtIf) -> Option<Risk> {
+    let why = if !node.elif_else_clauses.is_empty() {
+        MainGuard::Else
+    } else if ctx.parsed.module == "__main__" {
+        MainGuard::ModuleIsMain
+    } else if let Some((binding, _)) = ctx.facts.bindings_of("__name__", View::Namespace).next() {
+        MainGuard::NameBound(binding)
+    } else if ctx.has_namespace_reasons {
+        MainGuard::Namespace
+    } else if let Some(mutation) = ctx.facts.mutations().next() {
+        MainGuard::Mutation(mutation.range)
+    } else {
+        return None;
+    };
+    Some(Risk::MainGuard(why))
 }
 
 /// `__name__ == "__main__"` exactly.
@@ -111,18 +160,22 @@ pub fn literal_only(expr: &Expr) -> bool {
     }
 }
 
-pub fn contains_call(expr: &Expr) -> bool {
-    struct Finder(bool);
-    impl<'a> Visitor<'a> for Finder {
+/// The first call in `expr`, in source order.
+pub fn first_call(expr: &Expr) -> Option<&ExprCall> {
+    struct Finder<'a>(Option<&'a ExprCall>);
+    impl<'a> Visitor<'a> for Finder<'a> {
         fn visit_expr(&mut self, expr: &'a Expr) {
-            if matches!(expr, Expr::Call(_)) {
-                self.0 = true;
-            } else if !self.0 {
+            if self.0.is_some() {
+                return;
+            }
+            if let Expr::Call(call) = expr {
+                self.0 = Some(call);
+            } else {
                 visitor::walk_expr(self, expr);
             }
         }
     }
-    let mut finder = Finder(false);
+    let mut finder = Finder(None);
     finder.visit_expr(expr);
     finder.0
 }

@@ -1,4 +1,4 @@
-//! Input classification (contract 3.6): the reason codes an annotation implies (007, 012, 013,
+//! Input classification: the reason codes an annotation implies (007, 012, 013,
 //! 017, 019), and the base-spelling resolution rules shared with TypedDict proofs and lowering.
 
 use std::cell::Cell;
@@ -6,7 +6,9 @@ use std::collections::HashMap;
 
 use apizr_ir::{ReasonCode, TypeSpec};
 use ruff_python_ast::{self as ast, Expr, Number, Operator, UnaryOp};
+use ruff_text_size::{Ranged, TextRange};
 
+use super::evidence::{TypeCause, Unresolved};
 use crate::facts::{ModuleFacts, View};
 
 /// The typing names the classifier understands.
@@ -53,55 +55,77 @@ impl<'a> Context<'a> {
 }
 
 impl Context<'_> {
-    /// Step 5: the spelling a base expression resolves to, or `None` when unresolvable: a name
-    /// never bound in the module is taken literally; a name bound once by a direct
+    /// Step 5: the spelling a base expression resolves to, or `None` when unresolvable (see
+    /// [`Context::resolve_or_why`]).
+    pub fn resolve(&self, expr: &Expr) -> Option<String> {
+        self.resolve_or_why(expr).ok()
+    }
+
+    /// A name never bound in the module is taken literally; a name bound once by a direct
     /// `from typing import N` (N a typing name, not renamed) is N; `<m>.N` is N when `m` is
     /// `typing` unbound or bound once by a direct `import typing [as m]`. A name that is the
     /// root of an attribute/subscript store resolves to nothing.
-    pub fn resolve(&self, expr: &Expr) -> Option<String> {
+    pub fn resolve_or_why(&self, expr: &Expr) -> Result<String, Unresolved> {
         let facts = self.facts;
         match expr {
             Expr::Name(name) => {
                 let id = name.id.as_str();
                 if facts.is_mutated(id) {
-                    return None;
+                    return Err(Unresolved::Mutated);
                 }
                 if !facts.is_bound(id, View::Namespace) {
-                    return Some(id.to_string());
+                    return Ok(id.to_string());
                 }
-                let (_, binding) = facts.unique_binding(id, View::Namespace)?;
-                (binding.kind.is_from_import("typing", id)
+                let (binding_id, binding) = facts
+                    .unique_binding(id, View::Namespace)
+                    .ok_or(Unresolved::Rebound)?;
+                let proven = binding.kind.is_from_import("typing", id)
                     && is_typing_name(id)
-                    && facts.is_direct(binding))
-                .then(|| id.to_string())
+                    && facts.is_direct(binding);
+                proven
+                    .then(|| id.to_string())
+                    .ok_or(Unresolved::Bound(binding_id))
             }
             Expr::Attribute(attr) => {
                 let Expr::Name(root) = attr.value.as_ref() else {
-                    return None;
+                    return Err(Unresolved::Attribute);
                 };
                 let (root, n) = (root.id.as_str(), attr.attr.as_str());
-                if !is_typing_name(n) || facts.is_mutated(root) {
-                    return None;
+                if !is_typing_name(n) {
+                    return Err(Unresolved::Attribute);
+                }
+                if facts.is_mutated(root) {
+                    return Err(Unresolved::Mutated);
                 }
                 if !facts.is_bound(root, View::Namespace) {
-                    return (root == "typing").then(|| n.to_string());
+                    return (root == "typing")
+                        .then(|| n.to_string())
+                        .ok_or(Unresolved::Attribute);
                 }
-                let (_, binding) = facts.unique_binding(root, View::Namespace)?;
+                let (binding_id, binding) = facts
+                    .unique_binding(root, View::Namespace)
+                    .ok_or(Unresolved::Rebound)?;
                 (binding.kind.is_import_of("typing") && facts.is_direct(binding))
                     .then(|| n.to_string())
+                    .ok_or(Unresolved::Bound(binding_id))
             }
-            _ => None,
+            _ => Err(Unresolved::Expression),
         }
     }
 
     /// The reason codes of one annotation (duplicates allowed; callers de-duplicate).
     pub fn codes(&self, expr: &Expr) -> Vec<ReasonCode> {
+        self.findings(expr).into_iter().map(|f| f.code).collect()
+    }
+
+    /// The reason codes of one annotation with the sub-expression and cause of each.
+    pub fn findings(&self, expr: &Expr) -> Vec<TypeFinding> {
         let mut out = Vec::new();
         self.collect(expr, &mut out);
         out
     }
 
-    fn collect(&self, expr: &Expr, out: &mut Vec<ReasonCode>) {
+    fn collect(&self, expr: &Expr, out: &mut Vec<TypeFinding>) {
         use ReasonCode::*;
         match expr {
             Expr::NoneLiteral(_) => return,
@@ -109,7 +133,7 @@ impl Context<'_> {
             | Expr::BytesLiteral(_)
             | Expr::NumberLiteral(_)
             | Expr::BooleanLiteral(_)
-            | Expr::EllipsisLiteral(_) => return out.push(R013),
+            | Expr::EllipsisLiteral(_) => return out.push(found(R013, expr, TypeCause::Constant)),
             Expr::BinOp(b) if b.op == Operator::BitOr => {
                 self.collect(&b.left, out);
                 self.collect(&b.right, out);
@@ -118,7 +142,7 @@ impl Context<'_> {
             Expr::Name(name) => {
                 if let Some(shape) = self.candidates.get(name.id.as_str()) {
                     if shape.is_none() {
-                        out.push(R019);
+                        out.push(found(R019, expr, TypeCause::RefusedTypedDict));
                     }
                     return;
                 }
@@ -129,53 +153,63 @@ impl Context<'_> {
             Expr::Subscript(s) => (s.value.as_ref(), Some(s.slice.as_ref())),
             other => (other, None),
         };
-        let resolved = self.resolve(base);
+        let resolved = self.resolve_or_why(base);
         let spelled = resolved.as_deref().unwrap_or("");
-        if matches!(spelled, "Callable" | "bytes") {
-            return out.push(R012);
+        let unknown = |generic: TypeCause| match &resolved {
+            Err(why) => TypeCause::Unresolved(*why),
+            Ok(_) => generic,
+        };
+        match spelled {
+            "Callable" => return out.push(found(R012, expr, TypeCause::Callable)),
+            "bytes" => return out.push(found(R012, expr, TypeCause::Bytes)),
+            _ => {}
         }
         let Some(slice) = slice else {
             match spelled {
                 "str" | "int" | "float" | "bool" => {}
                 "Any" | "list" | "dict" | "tuple" | "set" | "List" | "Dict" | "Tuple" | "Set" => {
-                    out.push(R007)
+                    out.push(found(R007, expr, TypeCause::AnyValue))
                 }
-                _ => out.push(R013),
+                _ => out.push(found(R013, expr, unknown(TypeCause::UnknownType))),
             }
             return;
         };
         let members = members(slice);
         match spelled {
             "Literal" => {
-                if !members.iter().all(|m| is_json_scalar(m)) {
-                    out.push(R012);
+                if let Some(member) = members.iter().find(|m| !is_json_scalar(m)) {
+                    out.push(found(R012, member, TypeCause::NonScalarLiteral));
                 }
             }
             "Annotated" => match members.first() {
                 Some(inner) if members.len() >= 2 => {
                     self.collect(inner, out);
-                    out.push(R017);
+                    out.push(TypeFinding {
+                        code: R017,
+                        range: expr.range(),
+                        cause: TypeCause::Annotated,
+                    });
                 }
-                _ => out.push(R013),
+                _ => out.push(found(R013, expr, TypeCause::Arity)),
             },
             "Union" | "Optional" => {
                 if members.is_empty() || (spelled == "Optional" && members.len() != 1) {
-                    return out.push(R013);
+                    return out.push(found(R013, expr, TypeCause::Arity));
                 }
                 members.iter().for_each(|m| self.collect(m, out));
             }
             "list" | "List" | "set" | "Set" => {
                 if members.len() != 1 {
-                    return out.push(R013);
+                    return out.push(found(R013, expr, TypeCause::Arity));
                 }
                 members.iter().for_each(|m| self.collect(m, out));
             }
             "dict" | "Dict" => {
                 let [key, value] = members.as_slice() else {
-                    return out.push(R013);
+                    return out.push(found(R013, expr, TypeCause::Arity));
                 };
                 if self.resolve(key).as_deref() != Some("str") {
-                    return out.push(R012);
+                    return out.push(found(R012, key, TypeCause::NonStringKey));
                 }
                 self.collect(value, out);
             }
@@ -183,9 +217,25 @@ impl Context<'_> {
                 [item, Expr::EllipsisLiteral(_)] => self.collect(item, out),
                 all => all.iter().for_each(|m| self.collect(m, out)),
             },
-            _ => out.push(R013),
+            _ => out.push(found(R013, expr, unknown(TypeCause::UnknownGeneric))),
         }
     }
+}
+
+fn found(code: ReasonCode, at: &Expr, cause: TypeCause) -> TypeFinding {
+    TypeFinding {
+        code,
+        range: at.range(),
+        cause,
+    }
+}
+
+/// One code an annotation implies, with the sub-expression at fault and why.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TypeFinding {
+    pub code: ReasonCode,
+    pub range: TextRange,
+    pub cause: TypeCause,
 }
 
 /// Subscript members: the elements of a tuple slice, else the slice itself.

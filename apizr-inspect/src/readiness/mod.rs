@@ -17,6 +17,7 @@
 
 pub mod assemble;
 pub mod bindings;
+pub mod evidence;
 pub mod imports;
 pub mod init;
 pub mod inputs;
@@ -33,10 +34,13 @@ use apizr_ir::{
     ReadinessReport, ReasonCode, Span, StructuredType,
 };
 
+use ruff_text_size::Ranged;
+
 use crate::facts::{ModuleFacts, Scope, StmtId};
 use crate::module::ParsedModule;
 
 pub use assemble::Finding;
+use evidence::Evidence;
 
 /// Assess every symbol of `ir` (walks the module once for its facts).
 pub fn assess(parsed: &ParsedModule, ir: &CapabilityIr, ir_digest: Digest) -> ReadinessReport {
@@ -92,7 +96,7 @@ pub struct ModuleRules<'a> {
 impl<'a> ModuleRules<'a> {
     pub fn new(parsed: &'a ParsedModule, facts: &'a ModuleFacts<'a>, ir: &'a CapabilityIr) -> Self {
         let typed_dicts = typeddict::prove_all(parsed, facts);
-        let namespace_lines = bindings::namespace_lines(parsed, facts);
+        let namespace = bindings::namespace_findings(parsed, facts);
         let exempt = exempt_statements(facts, ir, &typed_dicts);
         let inert = inert_definitions(facts, ir);
         let init = init::InitContext {
@@ -100,17 +104,16 @@ impl<'a> ModuleRules<'a> {
             facts,
             exempt: &exempt,
             inert: &inert,
-            has_namespace_reasons: !namespace_lines.is_empty(),
+            has_namespace_reasons: !namespace.is_empty(),
         };
         let mut shared: Vec<Finding> = init::risky_statements(&init)
             .into_iter()
-            .map(|s| Finding::new(ReasonCode::R004, s.line))
+            .map(|(stmt, risk)| {
+                let line = facts.statement(stmt).line;
+                Finding::new(ReasonCode::R004, line, Evidence::Statement { stmt, risk })
+            })
             .collect();
-        shared.extend(
-            namespace_lines
-                .into_iter()
-                .map(|line| Finding::new(ReasonCode::R008, line)),
-        );
+        shared.extend(namespace);
         shared.extend(dependency_findings(parsed, facts, Scope::Module));
         ModuleRules {
             parsed,
@@ -121,8 +124,15 @@ impl<'a> ModuleRules<'a> {
         }
     }
 
-    /// Every finding of one capability.
+    /// Every finding of one capability: its own and the shared ones.
     pub fn capability(&self, cap: &Capability) -> Vec<Finding> {
+        let mut findings = self.own_findings(cap);
+        findings.extend(self.shared.iter().cloned());
+        findings
+    }
+
+    /// The findings that are about this capability alone.
+    pub fn own_findings(&self, cap: &Capability) -> Vec<Finding> {
         let (facts, line) = (self.facts, cap.source.line);
         let def = facts.function(&cap.name, line);
         let mut findings = bindings::binding_findings(
@@ -132,10 +142,16 @@ impl<'a> ModuleRules<'a> {
             def.map(|(id, _, _)| id),
             is_decorated(self.ir, &cap.name),
         );
-        findings.extend(self.shared.iter().cloned());
+        let generator = Evidence::Generator {
+            def: def.map(|(id, _, _)| id),
+        };
         match cap.execution {
-            ExecutionKind::Generator => findings.push(Finding::new(ReasonCode::R005, line)),
-            ExecutionKind::AsyncGenerator => findings.push(Finding::new(ReasonCode::R006, line)),
+            ExecutionKind::Generator => {
+                findings.push(Finding::new(ReasonCode::R005, line, generator));
+            }
+            ExecutionKind::AsyncGenerator => {
+                findings.push(Finding::new(ReasonCode::R006, line, generator));
+            }
             ExecutionKind::Sync | ExecutionKind::Async => {}
         }
         let Some((id, _, def)) = def else {
@@ -179,10 +195,23 @@ impl<'a> ModuleRules<'a> {
 fn dependency_findings(parsed: &ParsedModule, facts: &ModuleFacts, scope: Scope) -> Vec<Finding> {
     let dynamic = imports::dynamic_imports(facts, scope)
         .into_iter()
-        .map(|call| Finding::new(ReasonCode::R014, parsed.start_line(call)));
+        .map(|call| {
+            let evidence = Evidence::Call {
+                range: call.range(),
+            };
+            Finding::new(ReasonCode::R014, parsed.start_line(call), evidence)
+        });
     let unresolved = imports::unresolved_imports(facts, scope)
         .into_iter()
-        .map(|import| Finding::new(ReasonCode::R015, import.line));
+        .map(|import| {
+            let evidence = Evidence::Import {
+                range: import.module.range,
+                statement: import.statement,
+                level: import.module.level,
+                problem: import.problem,
+            };
+            Finding::new(ReasonCode::R015, import.line, evidence)
+        });
     dynamic.chain(unresolved).collect()
 }
 

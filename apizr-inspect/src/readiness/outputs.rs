@@ -1,4 +1,4 @@
-//! Per-signature input reasons and the output dimension (contract 3.6-3.7): every parameter of
+//! Per-signature input reasons and the output dimension: every parameter of
 //! the implementation and of each overload stub is classified at its own `def` line; a return
 //! annotation that is missing or classifies to any code gives one READY-016.
 
@@ -7,7 +7,10 @@ use std::collections::HashMap;
 use apizr_ir::{ReasonCode, TypeSpec};
 use ruff_python_ast::StmtFunctionDef;
 
+use ruff_text_size::Ranged;
+
 use super::Finding;
+use super::evidence::{Evidence, TypeCause};
 use super::inputs::Context;
 use super::typeddict::Candidate;
 use crate::facts::ModuleFacts;
@@ -36,21 +39,35 @@ pub fn parameter_findings(ctx: &Context, def: &StmtFunctionDef, line: u32) -> Ve
     for param in def.parameters.iter_non_variadic_params() {
         let name = param.parameter.name.as_str();
         match param.parameter.annotation.as_deref() {
-            None => out.push(Finding::new(ReasonCode::R007, line).parameter(name)),
-            Some(annotation) => out.extend(
-                ctx.codes(annotation)
-                    .into_iter()
-                    .map(|code| Finding::new(code, line).parameter(name)),
-            ),
+            None => {
+                let evidence = Evidence::Type {
+                    range: param.parameter.name.range(),
+                    cause: TypeCause::Missing,
+                };
+                out.push(Finding::new(ReasonCode::R007, line, evidence).parameter(name));
+            }
+            Some(annotation) => out.extend(ctx.findings(annotation).into_iter().map(|found| {
+                let evidence = Evidence::Type {
+                    range: found.range,
+                    cause: found.cause,
+                };
+                Finding::new(found.code, line, evidence).parameter(name)
+            })),
         }
     }
     out
 }
 
+/// One READY-016 when the return annotation is missing or implies any code; the evidence is
+/// its first finding.
 pub fn return_finding(ctx: &Context, def: &StmtFunctionDef, line: u32) -> Option<Finding> {
-    let imprecise = match def.returns.as_deref() {
-        None => true,
-        Some(annotation) => !ctx.codes(annotation).is_empty(),
+    let (range, cause) = match def.returns.as_deref() {
+        None => (def.name.range(), TypeCause::Missing),
+        Some(annotation) => {
+            let first = ctx.findings(annotation).into_iter().next()?;
+            (first.range, first.cause)
+        }
     };
-    imprecise.then(|| Finding::new(ReasonCode::R016, line))
+    let evidence = Evidence::Type { range, cause };
+    Some(Finding::new(ReasonCode::R016, line, evidence))
 }
