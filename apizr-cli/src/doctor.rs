@@ -15,7 +15,8 @@ use apizr_runtime::HostCapabilities;
 use apizr_runtime::RuntimeConfig;
 use apizr_runtime::enforcement::plan;
 use apizr_runtime::host::Freshness;
-use apizr_runtime::oci::Engine;
+use apizr_runtime::oci::pool::census::{PoolOwner, census};
+use apizr_runtime::oci::{Engine, PoolConfig};
 use clap::Args;
 use serde::Serialize;
 
@@ -57,6 +58,39 @@ struct Docker {
     detail: String,
     /// Controls the engine lacks for the `oci-container` backend (empty: usable).
     missing: Vec<&'static str>,
+    /// Prepared-container pools of v2 servers on this engine.
+    oci_pool: OciPool,
+}
+
+/// What `apizr doctor` can see of v2 servers' pools from outside: their containers on the
+/// engine, by owner (each server's own counters are on its `/metrics`).
+#[derive(Debug, Serialize)]
+struct OciPool {
+    /// Containers a v2 server keeps ready unless `--oci-pool` says otherwise.
+    default_size: usize,
+    /// How long a prepared container may wait before it is replaced, in seconds.
+    max_idle_secs: u64,
+    /// Pooled containers by owner; a dead owner's are removed by the next sweep.
+    owners: Vec<PoolOwner>,
+    /// Why the engine could not be listed.
+    error: Option<String>,
+}
+
+impl OciPool {
+    fn of(engine: Option<&Engine>) -> OciPool {
+        let config = PoolConfig::default();
+        let (owners, error) = match engine.map(census) {
+            Some(Ok(owners)) => (owners, None),
+            Some(Err(e)) => (Vec::new(), Some(e.to_string())),
+            None => (Vec::new(), Some("engine unreachable".into())),
+        };
+        OciPool {
+            default_size: apizr_runtime::serve::DEFAULT_OCI_POOL,
+            max_idle_secs: config.max_idle.as_secs(),
+            owners,
+            error,
+        }
+    }
 }
 
 #[derive(Debug, Serialize)]
@@ -208,21 +242,48 @@ fn docker() -> Docker {
                 reachable: false,
                 detail: e.to_string(),
                 missing: Vec::new(),
+                oci_pool: OciPool::of(None),
             };
         }
     };
+    let oci_pool = OciPool::of(Some(&engine));
     match engine.capabilities() {
         Ok(caps) => Docker {
             reachable: true,
             detail: format!("Docker {} (API {})", caps.server_version, caps.api_version),
             missing: caps.missing,
+            oci_pool,
         },
         Err(e) => Docker {
             reachable: true,
             detail: format!("Docker {}: {e}", engine.server_version),
             missing: vec!["info"],
+            oci_pool,
         },
     }
+}
+
+/// `default N, idle ≤ Ns; pid P (alive): R running, O other; …`
+fn pool_text(pool: &OciPool) -> String {
+    let mut text = format!(
+        "default {} per v2 server, replaced after {} s idle",
+        pool.default_size, pool.max_idle_secs
+    );
+    if let Some(error) = &pool.error {
+        text.push_str(&format!("; containers not listed: {error}"));
+    } else if pool.owners.is_empty() {
+        text.push_str("; no pooled containers");
+    }
+    for owner in &pool.owners {
+        let who = owner
+            .pid
+            .map_or_else(|| "unknown owner".to_string(), |pid| format!("pid {pid}"));
+        text.push_str(&format!(
+            "; {who} ({}): {} running, {} other",
+            owner.liveness, owner.running, owner.other
+        ));
+    }
+    text
 }
 
 fn yes_no(b: bool) -> &'static str {
@@ -291,6 +352,7 @@ fn text(d: &Doctor, style: Style) -> String {
         format!("unreachable: {}", d.docker.detail)
     };
     facts.push(("docker", docker));
+    facts.push(("oci pool", pool_text(&d.docker.oci_pool)));
     for (name, value) in facts {
         out.push_str(&format!("  {name:<22} {value}\n"));
     }

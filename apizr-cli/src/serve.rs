@@ -105,6 +105,10 @@ pub struct ServeArgs {
     /// (default: half the host's memory); a call whose own limit exceeds it gets 503
     #[arg(long, value_name = "MIB")]
     pub governed_memory_mb: Option<u64>,
+    /// v2 policies: containers prepared (created, checked, started) ahead of calls, each used
+    /// for one call only; 0 creates a fresh container per call [default: 2]
+    #[arg(long, value_name = "N")]
+    pub oci_pool: Option<usize>,
     /// HTTP: close a connection idle this long, with no request in progress [default: 30000]
     #[arg(long, value_name = "MS", value_parser = clap::value_parser!(u64).range(1..))]
     pub idle_timeout_ms: Option<u64>,
@@ -139,6 +143,7 @@ pub fn run(command: &ServeCommand) -> anyhow::Result<ExitCode> {
         queue: args.queue,
         governed_workers: args.governed_workers,
         governed_memory_mb: args.governed_memory_mb,
+        oci_pool: args.oci_pool,
     }
     .apply(&mut spec);
     let options = ServeOptions {

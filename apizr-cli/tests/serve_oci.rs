@@ -124,6 +124,9 @@ fn serve_rest_runs_each_call_in_a_container() {
             &image.image,
             "--runtime-platform",
             image.platform.as_str(),
+            // The fresh path: one container created per call (the pool is tested below).
+            "--oci-pool",
+            "0",
         ],
         &proxy.docker_host(),
     );
@@ -251,10 +254,12 @@ fn a_generated_v2_project_serves_from_its_bundle() {
     assert_eq!(bundle["runtime"]["image"], image.image.as_str());
 
     let proxy = EngineProxy::start(&dir);
+    // A generated project's server keeps a pool of prepared containers by default.
     let server = Served::start(
         &["--bundle", project.to_str().unwrap()],
         &proxy.docker_host(),
     );
+    server.wait_metric("apizr_oci_pool_ready", |n| n >= 1);
     assert_eq!(
         server.post("add", r#"{"a": 2}"#),
         (
@@ -262,12 +267,12 @@ fn a_generated_v2_project_serves_from_its_bundle() {
             r#"{"detail":"Invalid request arguments","errors":[{"expected":"integer","found":"missing","path":"/b"}]}"#.into()
         )
     );
-    assert!(proxy.created().is_empty());
+    assert_eq!(server.metric("apizr_oci_pool_hits_total"), Some(0));
     assert_eq!(server.post("add", r#"{"a": 2, "b": 5}"#), (200, "7".into()));
-    let created = proxy.created();
-    assert_eq!(created.len(), 1, "{created:?}");
-    drop(server);
-    assert_removed(&created);
+    assert_eq!(server.metric("apizr_oci_pool_hits_total"), Some(1));
+    let mut server = server;
+    assert!(server.terminate(Duration::from_secs(60)), "no clean exit");
+    assert_removed(&proxy.created());
 }
 
 /// One stateless MCP `tools/call` over Streamable HTTP; the JSON-RPC result.
@@ -322,7 +327,7 @@ fn a_generated_v2_mcp_project_serves_tools_from_containers() {
         .unwrap()
         .port();
     let child = Command::new(env!("CARGO_BIN_EXE_apizr"))
-        .args(["serve", "mcp", "--http", "--bundle"])
+        .args(["serve", "mcp", "--http", "--oci-pool", "0", "--bundle"])
         .arg(dir.join("project"))
         .args(["--port", &port.to_string()])
         .env("DOCKER_HOST", proxy.docker_host())
@@ -355,4 +360,150 @@ fn a_generated_v2_mcp_project_serves_tools_from_containers() {
     assert_eq!(created.len(), 2, "{created:?}");
     drop(server);
     assert_removed(&created);
+}
+
+/// The server's arguments for `tools.py` under `POLICY` in `image`, with `extra` flags.
+fn pooled_args(
+    dir: &Path,
+    image: &apizr_runtime::oci::RuntimeImage,
+    extra: &[&str],
+) -> Vec<String> {
+    std::fs::write(dir.join("tools.py"), TOOLS).unwrap();
+    std::fs::write(dir.join("v2.json"), POLICY).unwrap();
+    let mut args: Vec<String> = vec![
+        dir.join("tools.py").display().to_string(),
+        "--policy".into(),
+        dir.join("v2.json").display().to_string(),
+        "--runtime-image".into(),
+        image.image.clone(),
+        "--runtime-platform".into(),
+        image.platform.as_str().to_string(),
+    ];
+    args.extend(extra.iter().map(|a| a.to_string()));
+    args
+}
+
+fn start_with(args: &[String], docker_host: &str) -> Served {
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    Served::start(&args, docker_host)
+}
+
+/// A pooled server: calls are answered by prepared containers (`/metrics` counts them),
+/// invalid input never touches one, limits hold, `apizr doctor` sees the pool, and SIGTERM
+/// removes every container the server created.
+#[test]
+fn a_pooled_server_answers_from_prepared_containers() {
+    let Some(image) = image() else { return };
+    let dir = tmp("pooled");
+    let proxy = EngineProxy::start(&dir);
+    let args = pooled_args(&dir, image, &["--oci-pool", "2"]);
+    let mut server = start_with(&args, &proxy.docker_host());
+    server.wait_metric("apizr_oci_pool_ready", |n| n == 2);
+    for body in [r#"{"a": 1}"#, "[1]"] {
+        assert_eq!(server.post("add", body).0, 422, "{body}");
+    }
+    assert_eq!(server.metric("apizr_oci_pool_hits_total"), Some(0));
+    assert_eq!(server.metric("apizr_oci_pool_misses_total"), Some(0));
+    assert_eq!(server.post("add", r#"{"a": 1, "b": 2}"#), (200, "3".into()));
+    server.wait_metric("apizr_oci_pool_ready", |n| n >= 1);
+    assert_eq!(
+        server.post("hog", "{}"),
+        (
+            503,
+            r#"{"detail":"Execution resource limit exceeded"}"#.into()
+        )
+    );
+    server.wait_metric("apizr_oci_pool_ready", |n| n >= 1);
+    let started = Instant::now();
+    assert_eq!(
+        server.post("nap", r#"{"s": 30}"#),
+        (504, r#"{"detail":"Execution timed out"}"#.into())
+    );
+    assert!(started.elapsed() < Duration::from_secs(20));
+    assert_eq!(server.metric("apizr_oci_pool_hits_total"), Some(3));
+    assert_eq!(server.metric("apizr_oci_pool_misses_total"), Some(0));
+    assert_eq!(server.metric("apizr_oci_pool_anomalies_total"), Some(0));
+    // `apizr doctor` sees this server's pool on the engine, by owner.
+    let doctor = Command::new(env!("CARGO_BIN_EXE_apizr"))
+        .args(["doctor", "--format", "json"])
+        .env("DOCKER_HOST", proxy.docker_host())
+        .output()
+        .unwrap();
+    let doc: serde_json::Value = serde_json::from_slice(&doctor.stdout).unwrap();
+    let owners = doc["docker"]["oci_pool"]["owners"]
+        .as_array()
+        .unwrap()
+        .clone();
+    let mine = owners
+        .iter()
+        .find(|o| o["pid"] == server.child.id())
+        .unwrap_or_else(|| panic!("{owners:?}"));
+    assert_eq!(mine["liveness"], "alive");
+    assert!(mine["running"].as_u64().unwrap() >= 1, "{mine}");
+    assert!(server.terminate(Duration::from_secs(60)), "no clean exit");
+    let created = proxy.created();
+    assert!(created.len() >= 5, "{created:?}");
+    assert_removed(&created);
+}
+
+fn labelled_with(engine: &Engine, owner: &str) -> Vec<String> {
+    let label = format!("{}={owner}", apizr_runtime::oci::sweep::OWNER_LABEL);
+    engine.containers_with_label(&label).unwrap()
+}
+
+fn bundles_of(owner: &str) -> Vec<PathBuf> {
+    let prefix = format!("apizr-oci-{}.", owner.replace('/', "."));
+    std::fs::read_dir(std::env::temp_dir())
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with(&prefix))
+        .map(|e| e.path())
+        .collect()
+}
+
+/// `kill -9` of a real pooled server leaks its prepared containers and bundles (nothing can
+/// run in a killed process); the next server's start-up sweep removes them before it is ready,
+/// and nothing labelled with the dead server remains.
+#[test]
+fn a_killed_pooled_server_leaks_nothing() {
+    let Some(image) = image() else { return };
+    let dir = tmp("killed");
+    let docker_host =
+        std::env::var("DOCKER_HOST").unwrap_or_else(|_| "unix:///var/run/docker.sock".into());
+    let args = pooled_args(&dir, image, &["--oci-pool", "2"]);
+    let mut first = start_with(&args, &docker_host);
+    first.wait_metric("apizr_oci_pool_ready", |n| n == 2);
+    assert_eq!(first.post("add", r#"{"a": 1, "b": 2}"#), (200, "3".into()));
+    first.wait_metric("apizr_oci_pool_ready", |n| n == 2);
+    let owner = apizr_runtime::owner::Owner::of_pid(first.child.id())
+        .unwrap()
+        .encode();
+    let engine = Engine::from_env().unwrap();
+    let held = labelled_with(&engine, &owner);
+    assert!(held.len() >= 2, "{held:?}");
+    assert!(bundles_of(&owner).len() >= 2);
+    // kill -9, and reap it (a zombie is dead too, but this is what a supervisor does).
+    first.child.kill().unwrap();
+    first.child.wait().unwrap();
+    let leaked = labelled_with(&engine, &owner);
+    assert!(
+        held.iter().all(|h| leaked.contains(h)),
+        "{held:?} vs {leaked:?}"
+    );
+    let mut second = start_with(&args, &docker_host);
+    // The sweep ran before the second server reported ready.
+    let left = labelled_with(&engine, &owner);
+    assert!(left.is_empty(), "left behind: {left:?}");
+    assert!(bundles_of(&owner).is_empty());
+    let second_owner = apizr_runtime::owner::Owner::of_pid(second.child.id())
+        .unwrap()
+        .encode();
+    second.wait_metric("apizr_oci_pool_ready", |n| n == 2);
+    assert!(second.terminate(Duration::from_secs(60)), "no clean exit");
+    let until = Instant::now() + Duration::from_secs(20);
+    while !labelled_with(&engine, &second_owner).is_empty() {
+        assert!(Instant::now() < until, "the second server left containers");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    assert!(bundles_of(&second_owner).is_empty());
 }

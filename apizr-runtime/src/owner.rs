@@ -88,9 +88,13 @@ impl Owner {
         if self.boot_id != me.boot_id || self.pid_ns != me.pid_ns {
             return Liveness::Unknown;
         }
-        match start_ticks(self.pid) {
-            Some(t) if t == self.start_ticks => Liveness::Alive,
-            // Gone, or the pid now names a younger process.
+        match stat(self.pid) {
+            // A zombie (killed, not yet reaped by its parent) holds no resources and never
+            // runs again: its leftovers are reclaimable.
+            Some((state, t)) if t == self.start_ticks && !matches!(state, 'Z' | 'X') => {
+                Liveness::Alive
+            }
+            // Gone, dead, or the pid now names a younger process.
             _ => Liveness::Dead,
         }
     }
@@ -108,12 +112,20 @@ fn pid_ns() -> Option<u64> {
     text.strip_prefix("pid:[")?.strip_suffix(']')?.parse().ok()
 }
 
-/// Field 22 of `/proc/PID/stat` (after the parenthesised command, which may hold spaces).
+/// Field 22 of `/proc/PID/stat`: the start time in clock ticks since boot.
 fn start_ticks(pid: u32) -> Option<u64> {
+    stat(pid).map(|(_, start)| start)
+}
+
+/// Fields 3 (state) and 22 (start time) of `/proc/PID/stat`, read after the parenthesised
+/// command, which may hold spaces.
+fn stat(pid: u32) -> Option<(char, u64)> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    let after = stat.rsplit_once(')')?.1;
-    // Fields after the command start at 3 (state); start time is field 22.
-    after.split_whitespace().nth(19)?.parse().ok()
+    let mut fields = stat.rsplit_once(')')?.1.split_whitespace();
+    let state = fields.next()?.chars().next()?;
+    // The state was field 3; the start time is field 22.
+    let start = fields.nth(18)?.parse().ok()?;
+    Some((state, start))
 }
 
 #[cfg(test)]
@@ -144,6 +156,15 @@ mod tests {
         };
         assert_eq!(younger.liveness(), Liveness::Dead);
         child.kill().unwrap();
+        // Killed but not reaped yet (a zombie, as a `kill -9`ed server is until its parent
+        // waits): already dead.
+        let until = std::time::Instant::now() + std::time::Duration::from_secs(5);
+        while stat(child.id()).is_some_and(|(state, _)| state != 'Z') {
+            assert!(std::time::Instant::now() < until, "the child never died");
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        assert_eq!(stat(child.id()).map(|(state, _)| state), Some('Z'));
+        assert_eq!(owner.liveness(), Liveness::Dead);
         child.wait().unwrap();
         assert_eq!(owner.liveness(), Liveness::Dead);
         let elsewhere = Owner {

@@ -366,52 +366,6 @@ fn expired_leftovers_are_swept() {
     assert!(!engine.container_exists(&name).unwrap());
 }
 
-/// Pooled containers are pre-started but serve exactly one call each, and are removed.
-#[test]
-fn pool_serves_each_container_once() {
-    let Some(image) = image() else { return };
-    let pool = apizr_runtime::oci::OciPool::new(OciRuntime::new(OciConfig::default()), 1);
-    let source = "import os\ncount = 0\ndef bump():\n    global count\n    count += 1\n    return [count, os.getpid()]\n";
-    let c = call0(source, "bump");
-    let policy = PolicyV2::default();
-    let oci_call = OciCall {
-        call: &c,
-        policy: &policy,
-        image,
-        original: None,
-    };
-    pool.warm(oci_call);
-    std::thread::sleep(std::time::Duration::from_millis(1500));
-    let engine = Engine::from_env().unwrap();
-    let mut names = Vec::new();
-    for _ in 0..3 {
-        let out = pool.execute(oci_call);
-        assert_status(&out, "success");
-        // Fresh interpreter every time: module state never carries over.
-        assert_eq!(value_of(&out)[0], serde_json::json!(1));
-        let name = out.report.container.clone().unwrap();
-        assert!(
-            !engine.container_exists(&name).unwrap(),
-            "used container removed"
-        );
-        names.push(name);
-        std::thread::sleep(std::time::Duration::from_millis(500));
-    }
-    names.sort();
-    names.dedup();
-    assert_eq!(names.len(), 3, "never reused");
-    // The refill after the last call is waiting; dropping the pool removes it.
-    std::thread::sleep(std::time::Duration::from_millis(1000));
-    let waiting = pool.prepared_names();
-    assert_eq!(waiting.len(), 1);
-    assert!(engine.container_exists(&waiting[0]).unwrap());
-    drop(pool);
-    assert!(
-        !engine.container_exists(&waiting[0]).unwrap(),
-        "pool drop removes prepared containers"
-    );
-}
-
 /// `apizr image build --rootfs`: import a root filesystem tarball (here: the base image
 /// exported with the docker CLI) and build a working, labelled, non-root worker image from it.
 #[test]

@@ -19,7 +19,9 @@ mod common;
 use std::time::Instant;
 
 use apizr_runtime::ir::policy_v2::PolicyV2;
-use apizr_runtime::oci::{OciCall, OciConfig, OciPool, OciRuntime, RuntimeImage};
+use apizr_runtime::oci::{
+    ContainerPath, OciCall, OciConfig, OciPool, OciRuntime, PoolConfig, RuntimeImage,
+};
 
 /// `(label, runtime)` for each `LABEL=SOCKET[|RUNTIME]` in `APIZR_BENCH_TARGETS`.
 fn targets() -> Vec<(String, OciRuntime)> {
@@ -105,20 +107,25 @@ fn trivial_call_latency() {
     }
     // Pool: a prepared container per call; calls are 300 ms apart (not timed) so the
     // background refill is ready, as in a server between requests.
-    let pool = OciPool::new(OciRuntime::new(OciConfig::default()), 1);
+    let pool = OciPool::new(
+        std::sync::Arc::new(OciRuntime::new(OciConfig::default())),
+        PoolConfig::default(),
+    );
     let oci_call = OciCall {
         call: &call,
         policy: &policy,
         image: &image,
         original: None,
     };
-    pool.warm(oci_call);
+    pool.execute(oci_call);
+    std::thread::sleep(std::time::Duration::from_millis(2000));
     for _ in 0..calls {
         std::thread::sleep(std::time::Duration::from_millis(300));
         let started = Instant::now();
         let out = pool.execute(oci_call);
         let ms = started.elapsed().as_secs_f64() * 1000.0;
         assert!(out.envelope.is_success(), "{:?}", out.report);
+        assert_eq!(out.report.path, ContainerPath::Pooled, "{:?}", out.report);
         println!("apizr_pool_ms {ms:.1}");
         println!(
             "apizr_pool_steps {}",

@@ -186,7 +186,7 @@ fn a_lying_record_is_caught_inside_the_container() {
             d["HostConfig"]["CapDrop"] = json!(["ALL"]);
             d["HostConfig"]["SecurityOpt"] = json!(["no-new-privileges"]);
         },
-        refuse_deletes: false,
+        ..Lies::none()
     };
     let proxy = LyingEngine::start("record", lies);
     let out = run_with(through(&proxy), image);

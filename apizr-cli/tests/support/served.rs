@@ -1,5 +1,7 @@
 //! A `apizr serve rest` child process for end-to-end tests, shared by `serve.rs` and
-//! `serve_oci.rs`: a free loopback port, plain HTTP/1.1 requests, and a kill on drop.
+//! `serve_oci.rs`: a free loopback port, plain HTTP/1.1 requests, and a stop on drop (SIGTERM,
+//! so that a server removes what it holds, as it would under a service manager; SIGKILL if it
+//! does not exit within 30 s).
 #![allow(dead_code)]
 
 use std::io::{Read, Write};
@@ -7,7 +9,7 @@ use std::net::TcpStream;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-/// A server child process, killed on drop.
+/// A server child process, stopped on drop.
 pub struct Served {
     pub child: Child,
     pub port: u16,
@@ -17,8 +19,31 @@ pub struct Served {
 
 impl Drop for Served {
     fn drop(&mut self) {
+        let _ = self.terminate(Duration::from_secs(30));
         let _ = self.child.kill();
         let _ = self.child.wait();
+    }
+}
+
+impl Served {
+    /// SIGTERM, then wait up to `within` for the exit; `true` if the server exited.
+    pub fn terminate(&mut self, within: Duration) -> bool {
+        if let Ok(Some(_)) = self.child.try_wait() {
+            // Already reaped: its pid may name another process by now.
+            return true;
+        }
+        let sent = Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status()
+            .is_ok_and(|s| s.success());
+        let until = Instant::now() + within;
+        while sent && Instant::now() < until {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                return true;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        false
     }
 }
 
@@ -100,5 +125,25 @@ impl Served {
     pub fn post(&self, name: &str, body: &str) -> (u16, String) {
         self.try_request("POST", &format!("/capabilities/{name}"), body)
             .unwrap()
+    }
+}
+
+impl Served {
+    /// The value of an unlabelled series on `/metrics`.
+    pub fn metric(&self, name: &str) -> Option<u64> {
+        let (_, text) = self.try_request("GET", "/metrics", "")?;
+        text.lines().find_map(|line| {
+            let (series, value) = line.split_once(' ')?;
+            (series == name).then(|| value.trim().parse().ok())?
+        })
+    }
+
+    /// Wait (up to 90 s) until the series `name` satisfies `check`.
+    pub fn wait_metric(&self, name: &str, check: impl Fn(u64) -> bool) {
+        let until = Instant::now() + Duration::from_secs(90);
+        while !self.metric(name).is_some_and(&check) {
+            assert!(Instant::now() < until, "{name} = {:?}", self.metric(name));
+            std::thread::sleep(Duration::from_millis(50));
+        }
     }
 }

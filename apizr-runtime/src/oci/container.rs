@@ -30,6 +30,9 @@ pub const EXECUTION_LABEL: (&str, &str) = ("org.apizr.execution", "oci-v1");
 /// Unix time after which a container of ours is certainly abandoned (its call's deadline plus
 /// a margin); `sweep` removes such leftovers when their owner cannot be checked.
 pub const EXPIRES_LABEL: &str = "org.apizr.expires";
+/// Marks a container created ahead of its call by a server's pool (`oci::pool`); its value is
+/// the longest it may wait for that call, in seconds. `apizr doctor` lists them by owner.
+pub const POOL_LABEL: &str = "org.apizr.pool";
 const EXPIRY_MARGIN_SECS: u64 = 60;
 /// After three failed removal attempts, how long an in-progress removal may take to finish.
 const REMOVAL_GRACE: Duration = Duration::from_secs(30);
@@ -97,9 +100,7 @@ pub fn create_body(
     env: &[String],
     options: &ContainerOptions,
 ) -> Json {
-    let expires = unix_now()
-        .saturating_add(policy.limits.wall_time_ms / 1000 + 1)
-        .saturating_add(EXPIRY_MARGIN_SECS);
+    let expires = expiry(policy, 0);
     let r = &policy.resources;
     let memory = i64::try_from(r.memory_bytes).unwrap_or(i64::MAX);
     let names: Vec<String> = policy.environment.allow.clone();
@@ -169,6 +170,22 @@ pub fn create_body(
         body["HostConfig"]["Runtime"] = json!(runtime);
     }
     body
+}
+
+/// Make `body` (from [`create_body`]) a pooled container's: it may wait up to `max_idle` for
+/// its call, so its expiry label moves by that much, and it carries [`POOL_LABEL`].
+pub fn pooled(body: &mut Json, policy: &PolicyV2, max_idle: Duration) {
+    body["Labels"][EXPIRES_LABEL] = json!(expiry(policy, max_idle.as_secs()).to_string());
+    body["Labels"][POOL_LABEL] = json!(max_idle.as_secs().to_string());
+}
+
+/// Unix time after which a container of ours is certainly abandoned: creation, the longest
+/// wait for its call, the call's deadline, and a margin.
+fn expiry(policy: &PolicyV2, wait_secs: u64) -> u64 {
+    unix_now()
+        .saturating_add(wait_secs)
+        .saturating_add(policy.limits.wall_time_ms / 1000 + 1)
+        .saturating_add(EXPIRY_MARGIN_SECS)
 }
 
 /// A read-only, 4 KiB tmpfs: masks a path without giving the call anything to write.

@@ -213,6 +213,13 @@ impl Engine {
     /// 20 ms for `stopped` (its compat wait only answers once the clean-up process conmon
     /// starts has run, about 0.6 s later).
     pub fn wait_exit(&self, name: &str, deadline: Instant) -> Option<i64> {
+        self.begin_wait(name, deadline).ok()?.exit_code(deadline)
+    }
+
+    /// Send the wait request of [`Engine::wait_exit`] now and read its answer later: opened
+    /// before the container is told to finish, it answers as soon as the engine records the
+    /// exit, without a connection and a request on the call's path.
+    pub fn begin_wait(&self, name: &str, deadline: Instant) -> Result<PendingWait, HttpError> {
         let id = http::encode_query(name);
         let path = match self.kind {
             EngineKind::Docker => format!("/containers/{id}/wait?condition=not-running"),
@@ -220,15 +227,14 @@ impl Engine {
                 "/libpod/containers/{id}/wait?condition=stopped&condition=exited&interval=20ms"
             ),
         };
-        let resp = self.call("POST", &path, Body::None, deadline).ok()?;
-        if !resp.is_success() {
-            return None;
-        }
-        let doc: Json = serde_json::from_slice(&resp.body).ok()?;
-        // Docker: {"StatusCode": n}; Podman's own endpoint: a bare integer.
-        doc.get("StatusCode")
-            .and_then(Json::as_i64)
-            .or_else(|| doc.as_i64())
+        http::send(
+            &self.socket,
+            "POST",
+            &self.path(&path),
+            Body::None,
+            deadline,
+        )
+        .map(PendingWait)
     }
 
     /// Names of all containers (any state) carrying `label` (`key` or `key=value`).
@@ -254,6 +260,25 @@ impl Engine {
     /// filter: Docker matches filters against `/name`, Podman against `name`.
     pub fn container_exists(&self, name: &str) -> Result<bool, EngineError> {
         Ok(self.container_inspect(name, CALL_TIMEOUT)?.is_some())
+    }
+}
+
+/// A wait request sent by [`Engine::begin_wait`].
+#[derive(Debug)]
+pub struct PendingWait(http::Sent);
+
+impl PendingWait {
+    /// The exit code, once the engine answers (by `deadline`); `None` if it cannot say.
+    pub fn exit_code(self, deadline: Instant) -> Option<i64> {
+        let resp = self.0.response(deadline).ok()?;
+        if !resp.is_success() {
+            return None;
+        }
+        let doc: Json = serde_json::from_slice(&resp.body).ok()?;
+        // Docker: {"StatusCode": n}; Podman's own endpoint: a bare integer.
+        doc.get("StatusCode")
+            .and_then(Json::as_i64)
+            .or_else(|| doc.as_i64())
     }
 }
 

@@ -1,34 +1,63 @@
 //! [`OciExecutor`]: the container backend behind the call API — an [`OciRuntime`], the v2
-//! policy, the runtime image, and an optional audit sink.
+//! policy, the runtime image, an optional audit sink, and (servers) an optional [`OciPool`]
+//! of prepared containers in front of the runtime.
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::Instant;
 
 use apizr_ir::policy_v2::PolicyV2;
 
 use super::image::check_image;
-use super::{OciCall, OciConfig, OciRuntime, RuntimeImage};
+use super::{OciCall, OciConfig, OciPool, OciRuntime, PoolConfig, PoolWorkload, RuntimeImage};
 use crate::audit::{AUDIT_SCHEMA, AuditRecord, AuditSink};
 use crate::call::{BackendKind, Call, Executor, ExecutorError, Outcome, Report};
+use crate::request::Executable;
 use crate::status::Status;
 
 /// A fresh container per call under one v2 policy, in one image.
 #[derive(Debug)]
 pub struct OciExecutor {
-    runtime: OciRuntime,
+    runtime: Arc<OciRuntime>,
     policy: PolicyV2,
     image: RuntimeImage,
     audit: Option<Arc<dyn AuditSink>>,
+    pool: OnceLock<OciPool>,
 }
 
 impl OciExecutor {
     pub fn new(policy: PolicyV2, image: RuntimeImage, config: OciConfig) -> Self {
         OciExecutor {
-            runtime: OciRuntime::new(config),
+            runtime: Arc::new(OciRuntime::new(config)),
             policy,
             image,
             audit: None,
+            pool: OnceLock::new(),
         }
+    }
+
+    /// Serve calls from a pool of prepared containers (servers), and start preparing them for
+    /// `module` (`executable`) now. Once per executor: `false` if a pool was already started.
+    pub fn start_pool(&self, config: PoolConfig, executable: Executable, module: &str) -> bool {
+        let mut started = false;
+        let pool = self.pool.get_or_init(|| {
+            started = true;
+            OciPool::new(Arc::clone(&self.runtime), config)
+        });
+        if started {
+            pool.warm(PoolWorkload::new(
+                self.policy.clone(),
+                self.image.clone(),
+                executable,
+                module,
+                None,
+            ));
+        }
+        started
+    }
+
+    /// The pool in front of this executor, if one was started.
+    pub fn pool(&self) -> Option<&OciPool> {
+        self.pool.get()
     }
 
     /// Record every call (one audit line each, like the local backend's).
@@ -119,12 +148,16 @@ impl Executor for OciExecutor {
         let started = Instant::now();
         let outcome = if self.policy.effects.require_known.is_empty() {
             let request = call.request_under(&self.policy.worker_policy());
-            let ran = self.runtime.execute(OciCall {
+            let oci_call = OciCall {
                 call: &request,
                 policy: &self.policy,
                 image: &self.image,
                 original: call.original(),
-            });
+            };
+            let ran = match self.pool.get() {
+                Some(pool) => pool.execute(oci_call),
+                None => self.runtime.execute(oci_call),
+            };
             Outcome::from_envelope(self.kind(), ran.envelope, Report::Oci(Box::new(ran.report)))
         } else {
             // Effects are never inferred: a required known effect cannot be proven.

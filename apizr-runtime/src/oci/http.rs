@@ -156,21 +156,50 @@ pub fn request(
     body: Body<'_>,
     deadline: Instant,
 ) -> Result<Response, HttpError> {
+    send(socket, method, path, body, deadline)?.response(deadline)
+}
+
+/// A request that was sent and whose answer has not been read yet (a long poll such as
+/// `wait`, opened before the event it waits for).
+#[derive(Debug)]
+pub struct Sent {
+    reader: BufReader<UnixStream>,
+    head_only: bool,
+}
+
+/// Send one request without reading its answer.
+pub fn send(
+    socket: &Path,
+    method: &str,
+    path: &str,
+    body: Body<'_>,
+    deadline: Instant,
+) -> Result<Sent, HttpError> {
     let mut stream = connect(socket, deadline)?;
     let inline = write_head(&mut stream, method, path, &body, false)?;
     write_body(&mut stream, &body, inline)?;
-    let mut reader = BufReader::new(stream);
-    let (status, headers) = read_head(&mut reader)?;
-    let body = if method == "HEAD" || status == 204 || status == 304 {
-        Vec::new()
-    } else {
-        read_body(&mut reader, &headers)?
-    };
-    Ok(Response {
-        status,
-        headers,
-        body,
+    Ok(Sent {
+        reader: BufReader::new(stream),
+        head_only: method == "HEAD",
     })
+}
+
+impl Sent {
+    /// Read the whole response by `deadline`.
+    pub fn response(mut self, deadline: Instant) -> Result<Response, HttpError> {
+        set_deadline(self.reader.get_ref(), deadline)?;
+        let (status, headers) = read_head(&mut self.reader)?;
+        let body = if self.head_only || status == 204 || status == 304 {
+            Vec::new()
+        } else {
+            read_body(&mut self.reader, &headers)?
+        };
+        Ok(Response {
+            status,
+            headers,
+            body,
+        })
+    }
 }
 
 /// Send a request that upgrades the connection (`attach`); on `101`/`200` the returned

@@ -7,8 +7,9 @@
 //!   (`DOCKER_HOST`), API version negotiation down to 1.41.
 //! * [`engine_kind`] — Docker or Podman (detected), host capability checks, rootless refusal.
 //! * [`image`] — [`RuntimeImage`] (full `sha256:` ID + platform) and the image check.
-//! * [`container`], [`bundle`], [`stream`], `run` — the container plan, the read-only source
-//!   bundle, the attached exchange, and one call with guaranteed removal.
+//! * [`container`], [`bundle`], [`stream`], `run`, `answer` — the container plan, the read-only
+//!   source bundle, the attached exchange, one call with guaranteed removal, and how a started
+//!   container's answer is classified.
 //! * [`verify`], [`attest`] — the engine's record of each container compared with the request
 //!   (before start), and the container's own view checked before the worker reads its request
 //!   (identity, capabilities, `no_new_privs`, seccomp, gVisor when asked for).
@@ -16,7 +17,8 @@
 //! * [`sweep`] — start-up removal of what dead callers left (never a live owner's).
 //! * [`executor`] — [`OciExecutor`](executor::OciExecutor): the runtime, the v2 policy and the
 //!   image behind the call API.
-//! * [`pool`] — pre-started, never-reused containers for servers (fresh container per call).
+//! * [`pool`] — prepared (created, checked, started, attested), never-reused containers for
+//!   servers, refilled in the background; a fresh container when none is ready.
 //! * [`plan`] — the ContainerPlan (`apizr.runtime/v2`), byte-compatible with the reference.
 //! * [`build`] — `apizr image build`: worker images from a local base image or a rootfs tar,
 //!   offline.
@@ -44,6 +46,7 @@
 //!   on cgroup v1 are refused, and a container whose record or own view differs from the
 //!   request is refused (`backend_unavailable`, control named in the report).
 
+mod answer;
 pub mod attest;
 pub mod build;
 pub mod bundle;
@@ -74,7 +77,7 @@ pub use self::engine::{Engine, EngineError};
 pub use self::engine_kind::{EngineCapabilities, EngineKind};
 pub use self::image::{ImageFacts, ImageRefError, Platform, RuntimeImage};
 pub use self::plan::ContainerPlan;
-pub use self::pool::OciPool;
+pub use self::pool::{OciPool, PoolConfig, PoolStats, PoolWorkload};
 pub use self::sweep::SweepReport;
 pub use self::verify::{Refusal, Verified};
 use crate::envelope::Envelope;
@@ -102,18 +105,42 @@ pub struct OciTimings {
     pub create_ms: u64,
     pub start_ms: u64,
     pub worker_ms: u64,
+    /// From the request being sent to the container closing its output (the worker's own
+    /// run, its exit, and the engine passing the output on).
+    pub exchange_ms: u64,
+    /// From the request being sent to the engine reporting the exit code.
+    pub exit_ms: u64,
     /// Duration of the removal itself.
     pub remove_ms: u64,
     pub total_ms: u64,
 }
 
+/// Which container answered a call.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ContainerPath {
+    /// Created, checked and started for this call.
+    #[default]
+    Fresh,
+    /// Prepared (created, checked, started, attested) by a server's [`OciPool`] before the call.
+    Pooled,
+}
+
 /// What happened, for `--report`, logs and tests. No argument or environment values.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct OciReport {
+    /// Fresh or pooled container.
+    pub path: ContainerPath,
+    /// Why a call through a pool ran in a fresh container.
+    pub pool_miss: Option<String>,
     pub engine: Option<EngineCapabilities>,
     pub image: Option<ImageFacts>,
     pub container: Option<String>,
     pub removed: bool,
+    /// Pooled: the worker's whole, valid frame was the answer; its exit code, any output after
+    /// the frame, and the removal were checked by the pool after the answer (anomalies are
+    /// counted in [`PoolStats`]), so `exit` and `removed` are not known here.
+    pub checked_after_answer: bool,
     pub exit: Option<i64>,
     pub oom_killed: bool,
     pub limits_hit: Vec<String>,

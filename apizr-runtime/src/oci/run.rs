@@ -1,4 +1,5 @@
-//! One call in one fresh container (contract 7.3 steps 3–7), and how the outcome is classified.
+//! One call in one fresh container (contract 7.3 steps 3–7): launch, answer (`answer.rs`),
+//! remove.
 //!
 //! Order (which status wins): input size → policy refusals → engine + host controls
 //! (`backend_unavailable`) → image (`runtime_image_unavailable`) → bundle → create → **verify**
@@ -9,22 +10,28 @@
 //! (`cleanup_failed` wins over everything). The deadline covers container creation and start,
 //! like the reference. The [`ContainerGuard`] is armed before `create` is sent, so a container
 //! is removed on every path, including a panic unwinding through the caller.
+//!
+//! A pooled container (`pool/`) goes through the same [`launch`] ahead of its call, has its
+//! attestation read then, and is answered by the same `answer::answer`. Its removal happens
+//! after the answer.
 
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use super::attest;
+use apizr_ir::policy_v2::PolicyV2;
+
+use super::answer;
+use super::attest::Attestation;
 use super::bundle::{Bundle, random_hex};
 use super::container::{self, ContainerGuard, ContainerOptions};
 use super::engine::EngineError;
 use super::engine_kind::{EngineCapabilities, EngineKind};
 use super::http::{Body, HttpError};
-use super::oom;
-use super::stream;
+use super::stream::{self, Until};
 use super::verify::{self, Expected, Refusal};
-use super::{Connected, OciCall, OciReport};
+use super::{Connected, OciCall, OciReport, RuntimeImage};
 use crate::envelope::Envelope;
-use crate::protocol::{self, FrameError, MAX_REQUEST_BYTES, encode_frame, encode_request};
+use crate::protocol::{MAX_REQUEST_BYTES, encode_request};
 use crate::status::Status;
 
 pub(super) fn run_container(
@@ -39,10 +46,79 @@ pub(super) fn run_container(
         Ok(p) => p,
         Err(envelope) => return envelope,
     };
-    match launch(connected, call, temp_root, deadline, report) {
-        Ok(launched) => finish(connected, launched, payload, call, deadline, report),
+    let path = call.call.executable_path();
+    let workload = Workload::of(call, &path);
+    fresh(connected, &workload, payload, temp_root, deadline, report)
+}
+
+/// One call in a fresh container: launch, answer `payload`, remove (before returning).
+pub(super) fn fresh(
+    connected: &Connected,
+    workload: &Workload<'_>,
+    payload: Vec<u8>,
+    temp_root: &Path,
+    deadline: Instant,
+    report: &mut OciReport,
+) -> Envelope {
+    match launch(
+        connected,
+        workload,
+        Life::OneCall,
+        temp_root,
+        deadline,
+        report,
+    ) {
+        Ok(launched) => {
+            let max_output = workload.policy.limits.max_output_bytes;
+            let (envelope, leftover) = answer::answer(
+                connected,
+                launched,
+                payload,
+                max_output,
+                deadline,
+                Until::Eof,
+                report,
+            );
+            leftover.remove(envelope, report)
+        }
         Err(envelope) => envelope,
     }
+}
+
+/// What a container is made of: everything but the request (which travels on stdin).
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Workload<'a> {
+    pub policy: &'a PolicyV2,
+    pub image: &'a RuntimeImage,
+    pub executable: &'a [u8],
+    /// The executable's bound digest (`sha256` hex).
+    pub executable_digest: &'a str,
+    /// `source/<module path>.py` in the bundle.
+    pub executable_path: &'a str,
+    /// The bytes the user passed (`.ipynb` for notebooks; else the executable).
+    pub original: &'a [u8],
+}
+
+impl<'a> Workload<'a> {
+    pub fn of(call: &OciCall<'a>, executable_path: &'a str) -> Workload<'a> {
+        let executable = call.call.executable.bytes.as_slice();
+        Workload {
+            policy: call.policy,
+            image: call.image,
+            executable,
+            executable_digest: &call.call.executable.digest.value,
+            executable_path,
+            original: call.original.unwrap_or(executable),
+        }
+    }
+}
+
+/// How long a container may exist before its call: a fresh one is used at once, a pooled one
+/// waits up to `max_idle` (its expiry label covers the wait).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Life {
+    OneCall,
+    Pooled { max_idle: Duration },
 }
 
 /// The worker request for `call` (its v1 policy is the v2 policy's worker policy).
@@ -65,26 +141,27 @@ pub(super) struct Launched {
     /// The full container ID (kernel logs name it).
     pub id: String,
     pub attached: stream::Attached,
+    /// The container's own view, when it was read before the request (pooled containers).
+    pub attestation: Option<Attestation>,
     pub bundle: Bundle,
 }
 
 /// Bundle → create → verify → attach → start. Every failure removes what was created.
 pub(super) fn launch(
     connected: &Connected,
-    call: &OciCall<'_>,
+    workload: &Workload<'_>,
+    life: Life,
     temp_root: &Path,
     deadline: Instant,
     report: &mut OciReport,
 ) -> Result<Launched, Envelope> {
     let started = Instant::now();
     let (engine, caps) = &connected.pair;
-    let executable = &call.call.executable.bytes;
-    let original = call.original.unwrap_or(executable);
     let bundle = Bundle::create(
         temp_root,
-        original,
-        &call.call.executable_path(),
-        executable,
+        workload.original,
+        workload.executable_path,
+        workload.executable,
     )
     .map_err(|e| {
         report.detail = Some(format!("bundle: {e}"));
@@ -99,15 +176,18 @@ pub(super) fn launch(
     report.container = Some(name.clone());
     // Armed before `create` is sent: a create that succeeds after our deadline is removed too.
     let mut guard = ContainerGuard::new(engine.clone(), name.clone());
-    let env = container::allowed_env(call.policy);
-    let body = container::create_body(
-        &call.image.image,
-        call.policy,
+    let env = container::allowed_env(workload.policy);
+    let mut body = container::create_body(
+        &workload.image.image,
+        workload.policy,
         bundle.path(),
         &env,
         &connected.options,
     );
-    let platform = call.image.platform.as_str();
+    if let Life::Pooled { max_idle } = life {
+        container::pooled(&mut body, workload.policy, max_idle);
+    }
+    let platform = workload.image.platform.as_str();
     let created = container::create(engine, &name, platform, &body, deadline);
     if let Err(e) = &created {
         report.detail = Some(format!("create: {e}"));
@@ -168,6 +248,7 @@ pub(super) fn launch(
         guard,
         id,
         attached,
+        attestation: None,
         bundle,
     })
 }
@@ -187,35 +268,7 @@ pub(super) fn unknown_runtime(
     })
 }
 
-/// Exchange the request, classify the outcome, and always remove the container.
-pub(super) fn finish(
-    connected: &Connected,
-    launched: Launched,
-    payload: Vec<u8>,
-    call: &OciCall<'_>,
-    deadline: Instant,
-    report: &mut OciReport,
-) -> Envelope {
-    let Launched {
-        mut guard,
-        id,
-        attached,
-        bundle,
-    } = launched;
-    let container = Container {
-        name: guard.name().to_string(),
-        id,
-    };
-    let result = exchange(
-        connected, attached, &container, payload, call, deadline, report,
-    );
-    let envelope = removed_or_cleanup_failed(&mut guard, result, report);
-    drop(guard);
-    drop(bundle);
-    envelope
-}
-
-fn removed_or_cleanup_failed(
+pub(super) fn removed_or_cleanup_failed(
     guard: &mut ContainerGuard,
     envelope: Envelope,
     report: &mut OciReport,
@@ -239,90 +292,6 @@ fn millis(d: Duration) -> u64 {
     u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
 }
 
-/// The started container's name and full ID.
-struct Container {
-    name: String,
-    id: String,
-}
-
-fn exchange(
-    connected: &Connected,
-    attached: stream::Attached,
-    container: &Container,
-    payload: Vec<u8>,
-    call: &OciCall<'_>,
-    deadline: Instant,
-    report: &mut OciReport,
-) -> Envelope {
-    let (engine, caps) = &connected.pair;
-    let name = container.name.as_str();
-    let started = Instant::now();
-    let max_output = call.policy.limits.max_output_bytes;
-    let mut out = attached.exchange(encode_frame(&payload), max_output, deadline);
-    let attestation = attest::take(&mut out.stderr);
-    report.attestation = attestation.clone();
-    report.stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-    report.stderr_truncated = out.stderr_truncated;
-    report.timings.worker_ms = report.timings.start_ms + millis(started.elapsed());
-    if let Some(failed) = attestation.as_ref().and_then(|a| a.failed.first()) {
-        // The worker exited before reading the request: refused, nothing ran.
-        return refuse_inside(report, failed, attestation.as_ref());
-    }
-    if out.timed_out {
-        report.limits_hit.push("wall_time".into());
-        return Envelope::status(Status::Timeout);
-    }
-    if out.overflow {
-        report.limits_hit.push("output".into());
-        return Envelope::status(Status::OutputLimit);
-    }
-    if attestation.is_none() {
-        // Whatever answered did not run our checks first.
-        return refuse_inside(report, "attestation", None);
-    }
-    if let Some(error) = out.error {
-        report.protocol_error = Some(error);
-    }
-    let exit = engine.wait_exit(name, deadline);
-    report.exit = exit;
-    let envelope = match exit {
-        None if Instant::now() >= deadline => {
-            report.limits_hit.push("wall_time".into());
-            return Envelope::status(Status::Timeout);
-        }
-        Some(0) => match protocol::decode_response(&out.stdout, max_output) {
-            Ok(envelope) => envelope,
-            Err(e @ FrameError::Oversized(_)) => {
-                report.protocol_error = Some(e.to_string());
-                report.limits_hit.push("output".into());
-                Envelope::status(Status::OutputLimit)
-            }
-            Err(e) => {
-                report.protocol_error = Some(e.to_string());
-                Envelope::status(Status::WorkerFailed)
-            }
-        },
-        other => {
-            report.protocol_error.get_or_insert_with(|| {
-                other.map_or("exit status unknown".into(), |c| format!("exit {c}"))
-            });
-            Envelope::status(Status::WorkerFailed)
-        }
-    };
-    // The kernel's record first (definitive, and no polling), then the engine's flag where
-    // the engine sets one.
-    let oom = envelope.status == Status::WorkerFailed
-        && ((exit == Some(oom::SIGKILL_EXIT) && oom::kernel_logged_oom(&container.id))
-            || (caps.engine.reports_oom(&caps.cgroup_version)
-                && oom::engine_says_oom(engine, name)));
-    if oom {
-        report.oom_killed = true;
-        report.limits_hit.push("memory".into());
-        return Envelope::status(Status::ResourceLimit);
-    }
-    envelope
-}
-
 fn transport_failure(report: &mut OciReport, step: &str, e: HttpError) -> Envelope {
     report.detail = Some(format!("{step}: {e}"));
     if matches!(e, HttpError::Deadline) {
@@ -331,24 +300,4 @@ fn transport_failure(report: &mut OciReport, step: &str, e: HttpError) -> Envelo
     } else {
         Envelope::status(Status::WorkerFailed)
     }
-}
-
-/// The container's own view contradicts the request: `backend_unavailable`, control named.
-fn refuse_inside(
-    report: &mut OciReport,
-    control: &str,
-    seen: Option<&attest::Attestation>,
-) -> Envelope {
-    let refusal = Refusal {
-        control: verify::control_name(control),
-        expected: "as requested (see verified)".into(),
-        found: seen.map_or_else(
-            || "no attestation line before the worker".into(),
-            |a| format!("sandbox {} kernel {}", a.sandbox, a.kernel),
-        ),
-        checked: "inside",
-    };
-    report.detail = Some(refusal.to_string());
-    report.refused = Some(refusal);
-    Envelope::status(Status::BackendUnavailable)
 }

@@ -6,6 +6,11 @@
 //! u32 BE]`) per chunk. Stdin is half-closed after the frame; with `StdinOnce` the engine then
 //! closes the worker's stdin, exactly like a pipe. Stdout is bounded to `max_output + 9` bytes
 //! (the supervisor's rule), stderr is captured up to 64 KiB and otherwise drained.
+//!
+//! A pooled container is read before its request exists: [`Attached::read_first_line`] reads
+//! until stderr holds one whole line (the attestation, written before the worker reads stdin)
+//! and keeps everything it read for the exchange, so the call sees exactly the bytes a fresh
+//! container would have produced.
 
 use std::io::{BufReader, Read, Write};
 use std::net::Shutdown;
@@ -29,12 +34,22 @@ pub struct Streamed {
     pub timed_out: bool,
     /// A transport failure other than the deadline.
     pub error: Option<String>,
+    /// The stream ended (the container closed its output).
+    pub eof: bool,
 }
 
-/// An attached, not yet started container.
+impl Streamed {
+    fn stopped(&self) -> bool {
+        self.eof || self.timed_out || self.overflow || self.error.is_some()
+    }
+}
+
+/// An attached container (started or not).
 pub struct Attached {
     reader: BufReader<UnixStream>,
     writer: UnixStream,
+    /// Output read before the request was sent.
+    early: Streamed,
 }
 
 /// Attach to `id` (stdin, stdout, stderr, stream).
@@ -44,13 +59,51 @@ pub fn attach(engine: &Engine, id: &str, deadline: Instant) -> Result<Attached, 
         http::encode_query(id)
     ));
     let (reader, writer) = http::upgrade(engine.socket(), "POST", &path, deadline)?;
-    Ok(Attached { reader, writer })
+    Ok(Attached {
+        reader,
+        writer,
+        early: Streamed::default(),
+    })
 }
 
 impl Attached {
+    /// Read until stderr holds a whole first line, the stream stops, or `deadline`; every byte
+    /// read stays buffered for [`Attached::exchange`]. The output so far is returned for
+    /// inspection (a worker that writes to stdout before its request is suspect).
+    pub fn read_first_line(&mut self, deadline: Instant) -> &mut Streamed {
+        while !self.early.stderr.contains(&b'\n') && !self.early.stopped() {
+            // Nothing legitimate comes before the request but one short line.
+            read_chunk(
+                &mut self.reader,
+                deadline,
+                HEADER_BYTES as u64,
+                &mut self.early,
+            );
+        }
+        &mut self.early
+    }
+
     /// Send `frame` (from a thread, then half-close) and read until EOF, overflow or deadline.
     pub fn exchange(self, frame: Vec<u8>, max_output: u64, deadline: Instant) -> Streamed {
-        let Attached { mut reader, writer } = self;
+        self.exchange_until(frame, max_output, deadline, Until::Eof)
+            .0
+    }
+
+    /// As [`Attached::exchange`], but with [`Until::Frame`] it stops as soon as stdout holds
+    /// one whole frame (the declared length after the 8-byte header) and returns the rest of
+    /// the stream, to be read to its end later.
+    pub fn exchange_until(
+        self,
+        frame: Vec<u8>,
+        max_output: u64,
+        deadline: Instant,
+        until: Until,
+    ) -> (Streamed, Option<Rest>) {
+        let Attached {
+            mut reader,
+            writer,
+            early: mut out,
+        } = self;
         let mut writer_for_thread = writer;
         let sender = thread::spawn(move || {
             for chunk in frame.chunks(64 * 1024) {
@@ -61,79 +114,121 @@ impl Attached {
             let _ = writer_for_thread.shutdown(Shutdown::Write);
         });
         let bound = max_output.saturating_add(HEADER_BYTES as u64 + 1);
-        let mut out = Streamed::default();
-        let mut header = [0u8; 8];
-        loop {
-            if http::set_deadline(reader.get_ref(), deadline).is_err() {
-                out.timed_out = true;
-                break;
-            }
-            match read_exact_or_eof(&mut reader, &mut header) {
-                Ok(false) => break,
-                Ok(true) => {}
-                Err(e) => {
-                    record(&mut out, e);
-                    break;
-                }
-            }
-            let kind = header[0];
-            let len = u64::from(u32::from_be_bytes([
-                header[4], header[5], header[6], header[7],
-            ]));
-            let mut remaining = len;
-            let mut chunk = [0u8; 8192];
-            while remaining > 0 {
-                if http::set_deadline(reader.get_ref(), deadline).is_err() {
-                    out.timed_out = true;
-                    break;
-                }
-                let want = usize::try_from(remaining.min(chunk.len() as u64)).unwrap_or(0);
-                let Some(buf) = chunk.get_mut(..want) else {
-                    break;
-                };
-                let n = match reader.read(buf) {
-                    Ok(0) => {
-                        out.error = Some("stream ended inside a chunk".into());
-                        break;
-                    }
-                    Ok(n) => n,
-                    Err(e) => {
-                        record(&mut out, http::timeout_as_deadline(e));
-                        break;
-                    }
-                };
-                remaining -= n as u64;
-                let data = buf.get(..n).unwrap_or_default();
-                match kind {
-                    1 => {
-                        let room = usize::try_from(bound.saturating_sub(out.stdout.len() as u64))
-                            .unwrap_or(usize::MAX);
-                        out.stdout
-                            .extend_from_slice(data.get(..n.min(room)).unwrap_or_default());
-                        if out.stdout.len() as u64 >= bound {
-                            out.overflow = true;
-                        }
-                    }
-                    _ => {
-                        let room = STDERR_CAPTURE_BYTES.saturating_sub(out.stderr.len());
-                        let take = n.min(room);
-                        out.stderr
-                            .extend_from_slice(data.get(..take).unwrap_or_default());
-                        out.stderr_truncated |= take < n;
-                    }
-                }
-                if out.overflow {
-                    break;
-                }
-            }
-            if out.timed_out || out.overflow || out.error.is_some() {
-                break;
+        let mut rest = Rest {
+            reader,
+            sender,
+            bound,
+        };
+        while !out.stopped() {
+            read_chunk(&mut rest.reader, deadline, bound, &mut out);
+            if until == Until::Frame && whole_frame(&out.stdout) {
+                return (out, Some(rest));
             }
         }
+        reader = rest.reader;
         // The writer ends on its own once the connection is dropped by our caller.
         let _ = reader.get_ref().shutdown(Shutdown::Both);
-        let _ = sender.join();
-        out
+        let _ = rest.sender.join();
+        (out, None)
+    }
+}
+
+/// Where [`Attached::exchange_until`] stops reading.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Until {
+    /// The end of the stream (the container closed its output).
+    Eof,
+    /// The first whole response frame on stdout.
+    Frame,
+}
+
+/// Whether `stdout` starts with a whole frame: a header and at least the length it declares.
+pub fn whole_frame(stdout: &[u8]) -> bool {
+    stdout
+        .split_first_chunk::<HEADER_BYTES>()
+        .is_some_and(|(header, body)| u64::from_be_bytes(*header) <= body.len() as u64)
+}
+
+/// The part of an exchange not read yet (after the first whole frame).
+pub struct Rest {
+    reader: BufReader<UnixStream>,
+    sender: thread::JoinHandle<()>,
+    bound: u64,
+}
+
+impl Rest {
+    /// Read the rest of the stream into `out` (to its end, the output bound, or `deadline`).
+    pub fn read_to_end(mut self, out: &mut Streamed, deadline: Instant) {
+        while !out.stopped() {
+            read_chunk(&mut self.reader, deadline, self.bound, out);
+        }
+        let _ = self.reader.get_ref().shutdown(Shutdown::Both);
+        let _ = self.sender.join();
+    }
+}
+
+/// Read one multiplexed chunk into `out` (stdout bounded by `bound` bytes, stderr by the
+/// capture size); sets `eof`, `timed_out`, `overflow` or `error` when the stream stops.
+fn read_chunk(
+    reader: &mut BufReader<UnixStream>,
+    deadline: Instant,
+    bound: u64,
+    out: &mut Streamed,
+) {
+    if http::set_deadline(reader.get_ref(), deadline).is_err() {
+        out.timed_out = true;
+        return;
+    }
+    let mut header = [0u8; 8];
+    match read_exact_or_eof(reader, &mut header) {
+        Ok(false) => {
+            out.eof = true;
+            return;
+        }
+        Ok(true) => {}
+        Err(e) => return record(out, e),
+    }
+    let kind = header[0];
+    let len = u64::from(u32::from_be_bytes([
+        header[4], header[5], header[6], header[7],
+    ]));
+    let mut remaining = len;
+    let mut chunk = [0u8; 8192];
+    while remaining > 0 {
+        if http::set_deadline(reader.get_ref(), deadline).is_err() {
+            out.timed_out = true;
+            return;
+        }
+        let want = usize::try_from(remaining.min(chunk.len() as u64)).unwrap_or(0);
+        let Some(buf) = chunk.get_mut(..want) else {
+            return;
+        };
+        let n = match reader.read(buf) {
+            Ok(0) => {
+                out.error = Some("stream ended inside a chunk".into());
+                return;
+            }
+            Ok(n) => n,
+            Err(e) => return record(out, http::timeout_as_deadline(e)),
+        };
+        remaining -= n as u64;
+        let data = buf.get(..n).unwrap_or_default();
+        if kind == 1 {
+            let room = usize::try_from(bound.saturating_sub(out.stdout.len() as u64))
+                .unwrap_or(usize::MAX);
+            out.stdout
+                .extend_from_slice(data.get(..n.min(room)).unwrap_or_default());
+            if out.stdout.len() as u64 >= bound {
+                out.overflow = true;
+                return;
+            }
+        } else {
+            let room = STDERR_CAPTURE_BYTES.saturating_sub(out.stderr.len());
+            let take = n.min(room);
+            out.stderr
+                .extend_from_slice(data.get(..take).unwrap_or_default());
+            out.stderr_truncated |= take < n;
+        }
     }
 }
 

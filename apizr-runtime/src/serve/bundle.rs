@@ -187,6 +187,7 @@ pub fn load(dir: &Path) -> Result<ServeSpec, ServeError> {
         gates: Gates::default(),
         python: default_python(),
         launcher: crate::local::runtime::LauncherLocation::CurrentExe,
+        oci_pool: super::spec::DEFAULT_OCI_POOL,
     })
 }
 

@@ -10,6 +10,7 @@
 //! directory given to [`bundle_main_in`]), `--host` (127.0.0.1), `--port` (8000),
 //! `--token T` / `APIZR_TOKEN`, `--insecure`, `--workers N`, `--timeout-ms N` (direct mode),
 //! `--concurrency N`, `--queue N`, `--governed-workers N`, `--governed-memory-mb MIB`,
+//! `--oci-pool N` (v2: containers prepared ahead of calls; 0: a fresh one per call),
 //! `--idle-timeout-ms N`, `--header-timeout-ms N`, `--body-timeout-ms N`, `--body-memory-mb MIB`,
 //! and for MCP `--stdio` (default) | `--http`.
 
@@ -77,6 +78,7 @@ fn parse(args: impl IntoIterator<Item = String>) -> Result<Parsed, String> {
                 parsed.overrides.governed_memory_mb =
                     Some(value(&mut rest, "--governed-memory-mb")?)
             }
+            "--oci-pool" => parsed.overrides.oci_pool = Some(value(&mut rest, "--oci-pool")?),
             "--idle-timeout-ms" => {
                 parsed.options.http.idle_timeout = millis(&mut rest, "--idle-timeout-ms")?
             }
@@ -101,7 +103,7 @@ fn parse(args: impl IntoIterator<Item = String>) -> Result<Parsed, String> {
 
 const USAGE: &str = "usage: [--bundle DIR] [--host H] [--port P] [--token T] [--insecure] \
 [--workers N] [--timeout-ms N] [--concurrency N] [--queue N] [--governed-workers N] \
-[--governed-memory-mb MIB] [--idle-timeout-ms N] [--header-timeout-ms N] [--body-timeout-ms N] \
+[--governed-memory-mb MIB] [--oci-pool N] [--idle-timeout-ms N] [--header-timeout-ms N] [--body-timeout-ms N] \
 [--body-memory-mb MIB] [--stdio|--http]";
 
 /// The nearest ancestor of the running binary holding `capability-ir.json`, else the working
@@ -233,6 +235,7 @@ mod tests {
             "--governed-workers=3",
             "--governed-memory-mb",
             "512",
+            "--oci-pool=0",
             "--idle-timeout-ms=1500",
             "--header-timeout-ms",
             "2000",
@@ -257,6 +260,7 @@ mod tests {
             (p.overrides.governed_workers, p.overrides.governed_memory_mb),
             (Some(3), Some(512))
         );
+        assert_eq!(p.overrides.oci_pool, Some(0));
         assert_eq!(
             p.options.http,
             HttpLimits {

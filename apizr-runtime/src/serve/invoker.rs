@@ -21,6 +21,7 @@ use super::spec::{CancelOnDrop, ExecutionMode, Gates, ServeSpec};
 use crate::call::{AnyExecutor, ArgumentError, BackendKind, Call, Outcome, Report};
 use crate::local::runtime::RuntimeConfig;
 use crate::oci::executor::OciExecutor;
+use crate::oci::pool::PoolConfig as OciPoolConfig;
 use crate::pool::executor::DirectExecutor;
 use crate::pool::{PoolConfig, SetResults};
 use crate::status::Status;
@@ -77,6 +78,7 @@ impl Invoker {
                 executor.check_async().await?;
                 if let AnyExecutor::Oci(oci) = &executor {
                     announce_sweep(oci);
+                    start_pool(oci, &spec);
                 }
                 executor
             }
@@ -132,6 +134,17 @@ impl Invoker {
             AnyExecutor::Direct(direct) => direct.pool().kills(),
             _ => 0,
         }
+    }
+
+    /// The Prometheus text of `/metrics`: the server's series, and the container pool's.
+    pub fn metrics_text(&self) -> String {
+        let mut text = self.metrics.render(self.kills());
+        if let AnyExecutor::Oci(oci) = &self.executor
+            && let Some(pool) = oci.pool()
+        {
+            super::metrics::render_oci_pool(&mut text, &pool.stats());
+        }
+        text
     }
 
     /// One call: admission → decode → validation → gates → execution.
@@ -229,6 +242,20 @@ fn log_worker_stderr(function: &str, status: &str, stderr: &str, truncated: bool
     // One write, so concurrent calls' logs do not interleave line by line.
     use std::io::Write;
     let _ = std::io::stderr().lock().write_all(text.as_bytes());
+}
+
+/// v2: keep `spec.oci_pool` containers prepared for this server's module (after the
+/// start-up sweep, so a killed predecessor's containers are gone first).
+fn start_pool(oci: &OciExecutor, spec: &ServeSpec) {
+    if spec.oci_pool == 0 {
+        return;
+    }
+    let config = OciPoolConfig::with_size(spec.oci_pool);
+    oci.start_pool(config, spec.source.executable.clone(), &spec.source.module);
+    eprintln!(
+        "apizr: keeping {} prepared container(s) ready (--oci-pool; 0 for a fresh container per call)",
+        config.size
+    );
 }
 
 /// What killed servers or calls left behind and the start-up sweep removed; a failed removal

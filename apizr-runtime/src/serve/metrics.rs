@@ -203,6 +203,81 @@ impl Metrics {
     }
 }
 
+/// The container pool's series (v2 servers with a pool).
+pub fn render_oci_pool(out: &mut String, stats: &crate::oci::PoolStats) {
+    let gauges = [
+        (
+            "size",
+            "Prepared containers the pool keeps ready.",
+            stats.size as u64,
+        ),
+        (
+            "ready",
+            "Prepared containers waiting for a call.",
+            stats.ready as u64,
+        ),
+        (
+            "creating",
+            "Containers being prepared.",
+            stats.creating as u64,
+        ),
+    ];
+    for (name, help, value) in gauges {
+        let _ = writeln!(
+            out,
+            "# HELP apizr_oci_pool_{name} {help}\n# TYPE apizr_oci_pool_{name} gauge\napizr_oci_pool_{name} {value}"
+        );
+    }
+    let counters = [
+        (
+            "hits",
+            "Calls answered by a prepared container.",
+            stats.hits,
+        ),
+        (
+            "misses",
+            "Calls that found no prepared container ready (fresh container).",
+            stats.misses,
+        ),
+        (
+            "refills",
+            "Containers prepared and added to the pool.",
+            stats.refills,
+        ),
+        (
+            "discarded",
+            "Prepared containers removed unused (expired, drained, shutdown).",
+            stats.discarded,
+        ),
+        (
+            "refill_failures",
+            "Containers that could not be prepared.",
+            stats.refill_failures,
+        ),
+        (
+            "cleanup_failures",
+            "Containers whose removal could not be confirmed.",
+            stats.cleanup_failures,
+        ),
+        (
+            "anomalies",
+            "Pooled calls whose container exited other than 0 or wrote more after its answer.",
+            stats.anomalies,
+        ),
+        (
+            "reaped",
+            "Leftovers of dead owners removed by the pool's periodic sweep.",
+            stats.reaped,
+        ),
+    ];
+    for (name, help, value) in counters {
+        let _ = writeln!(
+            out,
+            "# HELP apizr_oci_pool_{name}_total {help}\n# TYPE apizr_oci_pool_{name}_total counter\napizr_oci_pool_{name}_total {value}"
+        );
+    }
+}
+
 fn escape(label: &str) -> String {
     label
         .replace('\\', "\\\\")

@@ -45,5 +45,6 @@ pub use self::invoker::Invoker;
 pub use self::options::{HttpLimits, ServeOptions, SpecOverrides, Transport};
 pub use self::reply::{Answer, HttpReply, McpReply, Rejected, http_reply, mcp_reply};
 pub use self::spec::{
-    CancelGuard, CancelOnDrop, ExecutionMode, Gates, ServeSource, ServeSpec, ServedCapability,
+    CancelGuard, CancelOnDrop, DEFAULT_OCI_POOL, ExecutionMode, Gates, ServeSource, ServeSpec,
+    ServedCapability,
 };

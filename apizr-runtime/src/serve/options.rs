@@ -105,6 +105,8 @@ pub struct SpecOverrides {
     pub queue: Option<usize>,
     pub governed_workers: Option<usize>,
     pub governed_memory_mb: Option<u64>,
+    /// v2: prepared containers kept ready (0: a fresh container per call).
+    pub oci_pool: Option<usize>,
 }
 
 impl SpecOverrides {
@@ -128,6 +130,9 @@ impl SpecOverrides {
         }
         if let Some(mib) = self.governed_memory_mb {
             spec.gates.memory_bytes = mib.saturating_mul(1 << 20);
+        }
+        if let Some(n) = self.oci_pool {
+            spec.oci_pool = n;
         }
     }
 }

@@ -116,7 +116,7 @@ async fn metrics(State(state): State<Shared>, headers: HeaderMap) -> Response {
     let text = state
         .invoker
         .get()
-        .map(|i| i.metrics.render(i.kills()))
+        .map(|i| i.metrics_text())
         .unwrap_or_default();
     let mut r = (StatusCode::OK, text).into_response();
     r.headers_mut().insert(

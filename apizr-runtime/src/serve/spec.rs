@@ -142,7 +142,14 @@ pub struct ServeSpec {
     /// Governed mode: where the launcher comes from (default: re-exec this binary, whose
     /// `main` calls `launcher::run_if_requested()` first).
     pub launcher: LauncherLocation,
+    /// v2 policies: containers prepared ahead of calls (`oci::pool`); 0 creates a fresh
+    /// container per call.
+    pub oci_pool: usize,
 }
+
+/// Prepared containers a v2 server keeps ready unless told otherwise: enough for a call and
+/// the one after it, while the idle containers cost only their interpreters' memory.
+pub const DEFAULT_OCI_POOL: usize = 2;
 
 impl ServeSpec {
     /// From an in-memory inspection (used by `apizr serve SOURCE`): the READY contracts the
@@ -162,6 +169,7 @@ impl ServeSpec {
             gates: Gates::default(),
             python: default_python(),
             launcher: LauncherLocation::CurrentExe,
+            oci_pool: DEFAULT_OCI_POOL,
         }
     }
 

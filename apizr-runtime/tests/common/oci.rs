@@ -97,6 +97,8 @@ pub struct Lies {
     pub inspect: fn(&mut serde_json::Value),
     /// Answer every container `DELETE` with a 500 (an engine that cannot remove).
     pub refuse_deletes: bool,
+    /// Answer every container create with a 500 (an engine that cannot create).
+    pub refuse_creates: bool,
 }
 
 impl Lies {
@@ -105,6 +107,7 @@ impl Lies {
             create: |_| {},
             inspect: |_| {},
             refuse_deletes: false,
+            refuse_creates: false,
         }
     }
 }
@@ -180,8 +183,10 @@ fn serve(client: UnixStream, upstream: &Path, lies: Lies, log: &Mutex<Vec<String
     let mut parts = request_line.split(' ');
     let (method, path) = (parts.next().unwrap_or(""), parts.next().unwrap_or(""));
     let mut client = client;
-    if lies.refuse_deletes && method == "DELETE" && path.contains("/containers/") {
-        let msg = br#"{"message":"removal refused by the test proxy"}"#;
+    let refused = (lies.refuse_deletes && method == "DELETE" && path.contains("/containers/"))
+        || (lies.refuse_creates && method == "POST" && path.contains("/containers/create"));
+    if refused {
+        let msg = br#"{"message":"refused by the test proxy"}"#;
         let _ = write!(
             client,
             "HTTP/1.1 500 Internal Server Error\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
