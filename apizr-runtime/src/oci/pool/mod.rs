@@ -35,25 +35,24 @@
 pub mod census;
 mod keeper;
 mod prepare;
+mod workload;
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use apizr_ir::policy_v2::PolicyV2;
 use serde::Serialize;
 
 use self::keeper::{Removals, Shared, State, Target};
 use self::prepare::Prepared;
+use self::workload::Key;
+pub use self::workload::PoolWorkload;
 use super::answer;
 use super::run::{self, Workload};
 use super::stream::Until;
-use super::{
-    Connected, ContainerPath, OciCall, OciOutcome, OciReport, OciRuntime, RuntimeImage, ms,
-};
+use super::{Connected, ContainerPath, OciCall, OciOutcome, OciReport, OciRuntime, ms};
 use crate::envelope::Envelope;
-use crate::request::Executable;
 
 /// How many containers to keep ready, and for how long.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -135,91 +134,6 @@ struct Counters {
 impl Counters {
     fn bump(counter: &AtomicU64, by: u64) {
         counter.fetch_add(by, Ordering::Relaxed);
-    }
-}
-
-/// What the pool prepares containers of: a workload with owned parts.
-#[derive(Debug, Clone)]
-pub struct PoolWorkload {
-    policy: PolicyV2,
-    image: RuntimeImage,
-    executable: Executable,
-    executable_path: String,
-    original: Option<Vec<u8>>,
-}
-
-impl PoolWorkload {
-    /// The containers a server needs for its `module` (`executable`; `original`: the bytes the
-    /// user passed, such as a notebook, when they differ).
-    pub fn new(
-        policy: PolicyV2,
-        image: RuntimeImage,
-        executable: Executable,
-        module: &str,
-        original: Option<Vec<u8>>,
-    ) -> PoolWorkload {
-        PoolWorkload {
-            policy,
-            image,
-            executable,
-            executable_path: format!("source/{}.py", module.replace('.', "/")),
-            original,
-        }
-    }
-
-    fn of(w: &Workload<'_>) -> PoolWorkload {
-        let same = std::ptr::eq(w.original, w.executable);
-        PoolWorkload {
-            policy: w.policy.clone(),
-            image: w.image.clone(),
-            executable: Executable {
-                bytes: w.executable.to_vec(),
-                digest: apizr_ir::Digest {
-                    algorithm: "sha256",
-                    value: w.executable_digest.to_string(),
-                },
-            },
-            executable_path: w.executable_path.to_string(),
-            original: (!same).then(|| w.original.to_vec()),
-        }
-    }
-
-    fn workload(&self) -> Workload<'_> {
-        let executable = self.executable.bytes.as_slice();
-        Workload {
-            policy: &self.policy,
-            image: &self.image,
-            executable,
-            executable_digest: &self.executable.digest.value,
-            executable_path: &self.executable_path,
-            original: self.original.as_deref().unwrap_or(executable),
-        }
-    }
-}
-
-/// What makes two workloads' containers interchangeable.
-#[derive(Debug, Clone, PartialEq, Eq)]
-struct Key {
-    image: String,
-    platform: String,
-    policy: Vec<u8>,
-    executable: String,
-    path: String,
-    /// The original bytes' digest, when they are not the executable.
-    original: Option<String>,
-}
-
-impl Key {
-    fn of(w: &Workload<'_>) -> Key {
-        let same = std::ptr::eq(w.original, w.executable) || w.original == w.executable;
-        Key {
-            image: w.image.image.clone(),
-            platform: w.image.platform.as_str().to_string(),
-            policy: w.policy.canonical_bytes().unwrap_or_default(),
-            executable: w.executable_digest.to_string(),
-            path: w.executable_path.to_string(),
-            original: (!same).then(|| apizr_ir::Digest::sha256(w.original).value),
-        }
     }
 }
 
