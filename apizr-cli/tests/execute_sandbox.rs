@@ -14,7 +14,7 @@ const STRICT: &str = r#"{"network":{"mode":"deny"},"filesystem":{"mode":"sandbox
 const HOST: &str = r#"{"resources":{"pids":16},"limits":{"wall_time_ms":60000}}"#;
 
 fn ci() -> bool {
-    std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "false" && v != "0")
+    apizr_test_support::in_ci()
 }
 
 fn work(tag: &str) -> PathBuf {

@@ -26,15 +26,9 @@ use std::time::{Duration, Instant};
 
 use support::{apizr, workspace_root};
 
-/// The generated projects share one target dir and package names, so one test at a time
-/// (a parallel build would relink a binary another test is running).
-static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
-fn serial() -> std::sync::MutexGuard<'static, ()> {
-    SERIAL
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
-}
+// The generated projects share one target dir and package names, so these tests run one at a
+// time: the nextest test group `generated-projects` (`.config/nextest.toml`), since each test
+// is its own process and an in-process lock would serialize nothing.
 
 struct Killed(Child);
 
@@ -149,7 +143,6 @@ fn generated_governed_rest_project_builds_and_serves() {
 }
 
 fn serve_rest(governed: bool) {
-    let _serial = serial();
     let (dir, binary) = generate_and_build("rest", governed);
     let port = free_port();
     let _server = Killed(
@@ -207,22 +200,7 @@ fn serve_rest(governed: bool) {
 }
 
 fn client_python() -> Option<PathBuf> {
-    let candidate = std::env::var_os("MCP_CLIENT_PYTHON")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| workspace_root().join("target/mcp-client-venv/bin/python"));
-    if candidate.exists() {
-        return Some(candidate);
-    }
-    assert!(
-        std::env::var("CI").is_err(),
-        "the official MCP client is required under CI ({})",
-        candidate.display()
-    );
-    eprintln!(
-        "skipping: no Python with the `mcp` package at {}",
-        candidate.display()
-    );
-    None
+    apizr_test_support::mcp_client_python()
 }
 
 #[test]
@@ -230,7 +208,6 @@ fn generated_mcp_project_builds_and_answers_the_official_client() {
     let Some(python) = client_python() else {
         return;
     };
-    let _serial = serial();
     drive_mcp(&python, false);
     drive_mcp(&python, true);
 }
@@ -322,8 +299,7 @@ fn docker_available() -> bool {
         .output()
         .is_ok_and(|o| o.status.success());
     if !ok {
-        assert!(std::env::var("CI").is_err(), "docker is required under CI");
-        eprintln!("skipping: no docker engine");
+        apizr_test_support::skip("no docker engine");
     }
     ok
 }
@@ -346,7 +322,6 @@ fn generated_rest_image_builds_and_runs_under_docker() {
     if !docker_available() {
         return;
     }
-    let _serial = serial();
     let base = std::env::var("APIZR_BASE_IMAGE_TAG")
         .unwrap_or_else(|_| "apizr-ci/python-base:bookworm-stdlib".into());
     let (dir, binary) = generate_and_build("rest", false);

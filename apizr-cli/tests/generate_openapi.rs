@@ -33,22 +33,7 @@ sys.exit(1 if bad else 0)
 "#;
 
 fn validator_python() -> Option<PathBuf> {
-    let candidate = std::env::var_os("OPENAPI_VALIDATOR_PYTHON")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| workspace_root().join("target/openapi-venv/bin/python"));
-    if candidate.exists() {
-        return Some(candidate);
-    }
-    assert!(
-        std::env::var("CI").is_err(),
-        "openapi-spec-validator is required under CI ({})",
-        candidate.display()
-    );
-    eprintln!(
-        "skipping: no openapi-spec-validator at {}",
-        candidate.display()
-    );
-    None
+    apizr_test_support::openapi_validator_python()
 }
 
 /// Inputs the reference turns into a REST project.

@@ -30,19 +30,7 @@ fn demo() -> PathBuf {
 }
 
 fn client_python() -> Option<PathBuf> {
-    let candidate = std::env::var_os("MCP_CLIENT_PYTHON")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| root().join("target/mcp-client-venv/bin/python"));
-    if candidate.exists() {
-        return Some(candidate);
-    }
-    assert!(
-        std::env::var("CI").is_err(),
-        "the official MCP client is required under CI ({})",
-        candidate.display()
-    );
-    eprintln!("skipping: no Python with `mcp` at {}", candidate.display());
-    None
+    apizr_test_support::mcp_client_python()
 }
 
 /// Whether this `apizr` was built with the MCP transport (cargo feature `mcp` of

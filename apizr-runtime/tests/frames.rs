@@ -39,9 +39,10 @@ impl ProcessSpawner for Misbehaving {
 }
 
 fn run(reply: &'static str, code: i32) -> (String, Option<String>) {
+    let root = temp_root("frames");
     let rt = LocalRuntime::new(RuntimeConfig {
         launcher: LauncherLocation::None,
-        temp_root: temp_root("frames"),
+        temp_root: root.to_path_buf(),
         ..RuntimeConfig::default()
     })
     .with_spawner(Arc::new(Misbehaving { reply, code }));

@@ -209,24 +209,7 @@ async fn in_process_results_match_the_reference_transcripts() {
 }
 
 fn client_python() -> Option<PathBuf> {
-    let candidate = std::env::var_os("MCP_CLIENT_PYTHON")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/mcp-client-venv/bin/python")
-        });
-    if candidate.exists() {
-        return Some(candidate);
-    }
-    assert!(
-        std::env::var("CI").is_err(),
-        "the official MCP client is required under CI ({})",
-        candidate.display()
-    );
-    eprintln!(
-        "skipping: no Python with the `mcp` package at {}",
-        candidate.display()
-    );
-    None
+    apizr_test_support::mcp_client_python()
 }
 
 async fn start_http(options: HttpOptions) -> (String, tokio::sync::oneshot::Sender<()>) {

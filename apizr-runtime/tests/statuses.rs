@@ -395,9 +395,10 @@ fn every_status_is_reachable() {
     );
     input.policy = policy(r#"{"limits":{"max_input_bytes":10}}"#);
     seen.insert(status(&rt.execute(&input)));
+    let root = temp_root("bare");
     let bare = apizr_runtime::LocalRuntime::new(apizr_runtime::RuntimeConfig {
         launcher: apizr_runtime::LauncherLocation::None,
-        temp_root: temp_root("bare"),
+        temp_root: root.to_path_buf(),
         ..apizr_runtime::RuntimeConfig::default()
     });
     let mut denied = call0("def f():\n    return 1\n", "f");

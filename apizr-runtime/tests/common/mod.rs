@@ -3,7 +3,6 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
 
 use apizr_runtime::ir::json::Value;
 use apizr_runtime::ir::policy::PolicyV1;
@@ -16,17 +15,32 @@ use apizr_runtime::{
 #[cfg(feature = "oci")]
 pub mod oci;
 
-static SEQ: AtomicU64 = AtomicU64::new(0);
-
 /// A temp root unique to one test, so /proc scans can find exactly this test's processes.
-pub fn temp_root(tag: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!(
-        "apizr-rt-test-{}-{}-{tag}",
-        std::process::id(),
-        SEQ.fetch_add(1, Ordering::Relaxed)
-    ));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+/// Removed with everything in it when dropped (also when the test fails), so tests leave
+/// nothing in the temp dir.
+#[derive(Debug)]
+pub struct TempRoot(tempfile::TempDir);
+
+impl std::ops::Deref for TempRoot {
+    type Target = Path;
+
+    fn deref(&self) -> &Path {
+        self.0.path()
+    }
+}
+
+impl AsRef<Path> for TempRoot {
+    fn as_ref(&self) -> &Path {
+        self.0.path()
+    }
+}
+
+pub fn temp_root(tag: &str) -> TempRoot {
+    let dir = tempfile::Builder::new()
+        .prefix(&format!("apizr-rt-test-{tag}-"))
+        .tempdir()
+        .unwrap();
+    TempRoot(dir)
 }
 
 pub fn runtime_in(root: &Path) -> LocalRuntime {
@@ -37,8 +51,9 @@ pub fn runtime_in(root: &Path) -> LocalRuntime {
     })
 }
 
+/// A runtime whose per-call directories go to the system temp dir (each call removes its own).
 pub fn runtime() -> LocalRuntime {
-    runtime_in(&temp_root("rt"))
+    runtime_in(&std::env::temp_dir())
 }
 
 pub fn policy(text: &str) -> PolicyV1 {
@@ -141,17 +156,17 @@ pub fn processes_of(root: &Path, marker: &str) -> Vec<(i32, String)> {
     found
 }
 
-/// Whether this run is CI (`CI` set to anything but empty, `false` or `0`).
+/// Whether this run is CI: the project's one detector ([`apizr_test_support::in_ci`]).
 pub fn ci() -> bool {
-    std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "false" && v != "0")
+    apizr_test_support::in_ci()
 }
 
 /// A host mechanism a test needs. Outside CI a missing one skips the test (returns false,
 /// with a note); under CI it fails the test: nothing passes by not running.
+#[track_caller]
 pub fn require(present: bool, what: &str) -> bool {
     if !present {
-        assert!(!ci(), "CI must be able to enforce {what}");
-        eprintln!("skipped: this host cannot enforce {what}");
+        apizr_test_support::skip(format!("this host cannot enforce {what}"));
     }
     present
 }

@@ -13,9 +13,7 @@ use apizr_runtime::oci::{Engine, RuntimeImage};
 use apizr_runtime::worker::WORKER_SOURCE;
 
 /// The project's CI switch: under `CI=true` nothing skips.
-pub fn in_ci() -> bool {
-    std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "false" && v != "0")
-}
+pub use apizr_test_support::in_ci;
 
 /// The worker image, or None (skip) outside CI when there is no engine or base image.
 pub fn image() -> Option<&'static RuntimeImage> {
