@@ -217,6 +217,14 @@ fn report_does_not_change_stdout_and_carries_the_digest_chain() {
     }
     assert_eq!(report["status"], "success");
     assert!(report["runtime"]["controls"].is_array());
+    // Durations are milliseconds, never serde's `{"secs","nanos"}` form of a Duration.
+    assert!(
+        report["runtime"]["total_ms"].is_u64(),
+        "{}",
+        report["runtime"]
+    );
+    assert!(report["runtime"]["worker_ms"].is_u64());
+    assert!(!report.to_string().contains("\"nanos\""));
     // Without FILE the report goes to stderr.
     let (_, to_stderr) = run_case(&case, &["--report"]);
     assert_eq!(plain.stdout, to_stderr.stdout);

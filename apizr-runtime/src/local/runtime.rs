@@ -94,9 +94,18 @@ pub struct CallReport {
     /// Bounded worker stderr (user prints and tracebacks), lossily decoded.
     pub stderr: String,
     pub stderr_truncated: bool,
+    /// The whole call; `total_ms` in reports.
+    #[serde(rename = "total_ms", serialize_with = "whole_millis")]
     pub total: Duration,
-    /// Spawn to response.
+    /// Spawn to response; `worker_ms` in reports.
+    #[serde(rename = "worker_ms", serialize_with = "whole_millis")]
     pub worker: Duration,
+}
+
+/// Durations in reports are whole milliseconds (like the OCI report's `*_ms`), not serde's
+/// `{"secs", "nanos"}` form of a `Duration`.
+fn whole_millis<S: serde::Serializer>(duration: &Duration, out: S) -> Result<S::Ok, S::Error> {
+    out.serialize_u64(u64::try_from(duration.as_millis()).unwrap_or(u64::MAX))
 }
 
 /// The local-process backend.
