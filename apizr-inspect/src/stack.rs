@@ -26,7 +26,7 @@ pub struct StackError(#[from] pub std::io::Error);
 /// })
 /// .unwrap()
 /// .unwrap();
-/// assert_eq!(outcome.inspection.ir.capabilities.len(), 1);
+/// assert_eq!(outcome.inspection.capability_ir.capabilities.len(), 1);
 /// ```
 pub fn on_inspect_stack<T, F>(work: F) -> Result<T, StackError>
 where
