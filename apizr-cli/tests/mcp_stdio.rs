@@ -13,6 +13,10 @@ use std::process::{Command, Stdio};
 
 use serde_json::{Value, json};
 
+#[path = "../../tests/mcp_client/bigints.rs"]
+mod bigints;
+use bigints::check_big_integers;
+
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
 }
@@ -252,34 +256,6 @@ fn official_client_gets_exact_big_integers_over_stdio() {
         String::from_utf8_lossy(&out.stderr)
     );
     check_big_integers(&out.stdout);
-}
-
-/// The transcript of `fixtures/mcp_tools_demo.bigints.json`, read with exact integers.
-fn check_big_integers(transcript: &[u8]) {
-    use apizr_ir::admission::parse_permissive;
-    let doc = parse_permissive(transcript).unwrap();
-    let Some(apizr_ir::Value::Array(calls)) = doc.get("calls") else {
-        panic!("no calls in {}", String::from_utf8_lossy(transcript));
-    };
-    let want = [
-        r#"{"result":123456789012345678901234567891}"#,
-        r#"{"result":-18446744073709551617}"#,
-        r#"{"result":[9007199254740993,9007199254740994]}"#,
-        r#"{"n":[340282366920938463463374607431768211456,-1]}"#,
-    ];
-    assert_eq!(calls.len(), want.len());
-    for (call, want) in calls.iter().zip(want) {
-        let result = call.get("result").unwrap();
-        let structured = result.get("structuredContent").unwrap();
-        assert_eq!(structured.canonical_string().unwrap(), want, "{call:?}");
-        let Some(apizr_ir::Value::Array(content)) = result.get("content") else {
-            panic!("{call:?}");
-        };
-        assert_eq!(
-            content[0].get("text"),
-            Some(&apizr_ir::Value::Str(want.into()))
-        );
-    }
 }
 
 #[test]

@@ -26,12 +26,12 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 
 use super::error::ServeError;
-use super::http::{BodyBudget, BodyError, read_body};
+use super::http::{BodyBudget, read_body};
 use super::invoker::Invoker;
 use super::options::{HttpLimits, ServeOptions};
 use super::reply::{HttpReply, http_reply};
 use super::spec::{CancelOnDrop, ServeSpec};
-use crate::call::{ADMISSION_DETAIL, MAX_ARGUMENT_BYTES as MAX_BODY_BYTES};
+use crate::call::MAX_ARGUMENT_BYTES as MAX_BODY_BYTES;
 use crate::pool::SetResults;
 
 struct AppState {
@@ -171,7 +171,7 @@ async fn call(
     let (bytes, _lease) = match read {
         Ok(read) => read,
         Err(e) => {
-            let response = body_error(e, invoker);
+            let response = e.response(invoker.spec().gates.retry_after);
             invoker.metrics.http_status(response.status().as_u16());
             return response;
         }
@@ -181,27 +181,6 @@ async fn call(
         .await;
     let response = response(http_reply(answer));
     invoker.metrics.http_status(response.status().as_u16());
-    response
-}
-
-fn body_error(error: BodyError, invoker: &Invoker) -> Response {
-    let mut response = match error {
-        BodyError::TooLarge => detail(StatusCode::PAYLOAD_TOO_LARGE, ADMISSION_DETAIL),
-        BodyError::Timeout => detail(StatusCode::REQUEST_TIMEOUT, "Request body timed out"),
-        BodyError::Malformed => detail(StatusCode::BAD_REQUEST, "Malformed request body"),
-        BodyError::Budget => {
-            let mut r = detail(StatusCode::SERVICE_UNAVAILABLE, "Server busy");
-            let retry = invoker.spec().gates.retry_after.as_secs().max(1);
-            if let Ok(v) = HeaderValue::from_str(&retry.to_string()) {
-                r.headers_mut().insert(header::RETRY_AFTER, v);
-            }
-            r
-        }
-    };
-    // The rest of an unread body cannot be skipped safely: end the connection.
-    response
-        .headers_mut()
-        .insert(header::CONNECTION, HeaderValue::from_static("close"));
     response
 }
 

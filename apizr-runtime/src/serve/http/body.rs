@@ -12,7 +12,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use axum::body::{Body, Bytes};
-use axum::http::{HeaderMap, header};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
 use http_body_util::BodyExt;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
@@ -31,6 +32,34 @@ pub enum BodyError {
     /// The server-wide body budget is spent (503 with Retry-After).
     #[error("request body memory budget exhausted")]
     Budget,
+}
+
+impl BodyError {
+    /// The HTTP answer, the same on both transports: 413 with the admission detail, 408, 400,
+    /// or 503 with `Retry-After`; always `Connection: close`, since the rest of an unread body
+    /// cannot be skipped safely.
+    pub fn response(self, retry_after: Duration) -> Response {
+        let (status, text) = match self {
+            BodyError::TooLarge => (StatusCode::PAYLOAD_TOO_LARGE, crate::call::ADMISSION_DETAIL),
+            BodyError::Timeout => (StatusCode::REQUEST_TIMEOUT, "Request body timed out"),
+            BodyError::Malformed => (StatusCode::BAD_REQUEST, "Malformed request body"),
+            BodyError::Budget => (StatusCode::SERVICE_UNAVAILABLE, "Server busy"),
+        };
+        let mut body = String::from("{\"detail\":");
+        apizr_ir::json::write_string(&mut body, text);
+        body.push('}');
+        let mut response = (status, body).into_response();
+        let headers = response.headers_mut();
+        headers.insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        );
+        headers.insert(header::CONNECTION, HeaderValue::from_static("close"));
+        if self == BodyError::Budget {
+            headers.insert(header::RETRY_AFTER, retry_after.as_secs().max(1).into());
+        }
+        response
+    }
 }
 
 /// The bytes of request bodies the server holds at once, all connections together.

@@ -29,7 +29,7 @@ use super::handler::McpHandler;
 use super::rewrite::rewrite;
 use crate::call::ADMISSION_DETAIL;
 use crate::serve::error::ServeError;
-use crate::serve::http::{BodyBudget, BodyError, read_body};
+use crate::serve::http::{BodyBudget, read_body};
 use crate::serve::options::HttpLimits;
 
 /// Largest MCP HTTP body (contract 8.6).
@@ -102,7 +102,7 @@ async fn admission(State(state): State<Arc<Admission>>, request: Request, next: 
     // Held until rmcp has answered (the bytes live that long).
     let (bytes, _lease) = match read {
         Ok(read) => read,
-        Err(e) => return body_error(e),
+        Err(e) => return e.response(Duration::from_secs(1)),
     };
     if std::str::from_utf8(&bytes).is_err() || preflight(&bytes, MAX_HTTP_BODY as u64).is_err() {
         return detail(StatusCode::UNPROCESSABLE_ENTITY, ADMISSION_DETAIL);
@@ -198,24 +198,6 @@ impl HttpBody for RestoredBody {
         }
         hyper::body::SizeHint::default()
     }
-}
-
-fn body_error(error: BodyError) -> Response {
-    let mut response = match error {
-        BodyError::TooLarge => detail(StatusCode::PAYLOAD_TOO_LARGE, ADMISSION_DETAIL),
-        BodyError::Timeout => detail(StatusCode::REQUEST_TIMEOUT, "Request body timed out"),
-        BodyError::Malformed => detail(StatusCode::BAD_REQUEST, "Malformed request body"),
-        BodyError::Budget => {
-            let mut r = detail(StatusCode::SERVICE_UNAVAILABLE, "Server busy");
-            r.headers_mut()
-                .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
-            r
-        }
-    };
-    response
-        .headers_mut()
-        .insert(header::CONNECTION, HeaderValue::from_static("close"));
-    response
 }
 
 /// The router: `/mcp` and nothing else (other paths 404).
