@@ -3,7 +3,7 @@
 //! offending source line with a caret under the column, the way rustc and ruff show it.
 //!
 //! This is where apizr deliberately differs from the reference tool, which prints syntax errors
-//! without any position (contract section 12).
+//! without any position.
 
 use std::fmt::Write as _;
 use std::path::Path;

@@ -2,7 +2,8 @@
 //!
 //! The work is done by `apizr-inspect`; this module picks the mode, runs the inspection on a
 //! thread with a large stack (the parser and unparser recurse on deeply nested input), prints
-//! the chosen output and maps the result to the exit status of contract section 1.6.
+//! the chosen output and maps the result to the reference's exit status (0 ready, 1 needs
+//! attention, 2 input error).
 
 use std::io::{IsTerminal, Write};
 use std::path::Path;

@@ -248,7 +248,7 @@ fn goldens_are_self_consistent() {
     );
 }
 
-/// The corpus has to stay large enough to mean something (contract section 13, items 1-9).
+/// The corpus has to stay large enough to mean something (a minimum per category).
 #[test]
 fn corpus_covers_the_contract() {
     let fixtures = list_fixtures();
@@ -282,8 +282,8 @@ fn corpus_covers_the_contract() {
     }
 }
 
-/// The contract's published digests (section 10) are pinned here, so a refresh with a broken
-/// oracle environment cannot silently rewrite them.
+/// The reference's published digests (pricing.py and friends) are pinned here, so a refresh
+/// with a broken oracle environment cannot silently rewrite them.
 #[test]
 fn contract_vectors_are_pinned_in_goldens() {
     let root = fixtures_root();
@@ -320,7 +320,7 @@ fn contract_vectors_are_pinned_in_goldens() {
     assert_eq!(over.len(), 16 * 1024 * 1024 + 1);
 }
 
-/// Identity depends on bytes and module name only (contract 2.5, 9): the same file copied
+/// Identity depends on bytes and module name only: the same file copied
 /// elsewhere and named by a relative path from another working directory gives the same bytes.
 /// Checked on every committed fixture of one category to keep it quick.
 #[test]

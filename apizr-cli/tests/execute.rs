@@ -3,7 +3,7 @@
 //! Every case under `tests/fixtures/execute/cases/<name>/` holds a source, an arguments file,
 //! a policy and `expected.json` (the reference's stdout and exit code, recorded by
 //! `scripts/refresh-execute-goldens`). Envelopes are compared as parsed JSON with exact numbers
-//! (the reference prints pydantic-style floats, contract 1.1). A case whose `case.json` has an
+//! (the reference prints pydantic-style floats). A case whose `case.json` has an
 //! `ours` entry documents a deliberate difference: our status must be one of `ours.statuses`.
 //! A `pending` entry names a known difference owned by another component; it must still
 //! differ (the test fails once it matches, so the marker cannot outlive the fix).

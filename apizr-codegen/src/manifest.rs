@@ -1,5 +1,5 @@
 //! The transport manifests (`apizr-rest.json` / `apizr-mcp.json`) and the governed execution
-//! bundle (`execution/bundle.json`), in the reference's shapes (contract 8.2-8.4).
+//! bundle (`execution/bundle.json`), in the reference's shapes.
 //!
 //! What the digests cover differs on purpose: the reference hashes every file it writes, but
 //! its files are all runtime files. Ours also include the project scaffolding (`Cargo.toml`,
@@ -124,7 +124,7 @@ pub fn execution_bundle(
 }
 
 /// The v2 (`apizr.execution-bundle/v2`) bundle: as v1 plus the OCI backend, the provider and
-/// the runtime image (contract 8.5).
+/// the runtime image.
 pub fn execution_bundle_v2(
     transport: Transport,
     oci: &OciSettings,

@@ -1,4 +1,4 @@
-//! `mcp-tools.json` and the tool naming rule (contract 8.3), byte-identical to 0.4.6.
+//! `mcp-tools.json` and the tool naming rule, byte-identical to 0.4.6.
 //!
 //! A tool is named after its function when the name is a valid MCP tool name
 //! (`[A-Za-z0-9_.-]{1,64}`) and does not claim the reserved `apizr_` prefix; otherwise it is

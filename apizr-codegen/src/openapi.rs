@@ -1,4 +1,4 @@
-//! `openapi.json` (contract 8.2): OpenAPI 3.1 of the REST server, byte-identical to 0.4.6.
+//! `openapi.json`: OpenAPI 3.1 of the REST server, byte-identical to 0.4.6.
 //!
 //! Built as an [`apizr_ir::Value`] so the canonical encoder gives the reference's bytes (sorted
 //! keys, compact, raw UTF-8, Python floats). The document is the same in direct and governed

@@ -1,4 +1,4 @@
-//! Output-directory safety and the only write of `generate` (contract 8.1).
+//! Output-directory safety and the only write of `generate`.
 //!
 //! Rules: no `..` component anywhere in the given path (even `../same/dir`); no component may
 //! be a symbolic link; the directory may exist only if it is empty. The tree is written into a

@@ -142,7 +142,8 @@ impl ModuleCounts {
     }
 }
 
-/// The inspect exit-1 condition for one inspection (contract 1.6).
+/// The inspect exit-1 condition for one inspection: an unsupported or ambiguous assessment,
+/// or an IR error diagnostic.
 pub fn needs_attention(inspection: &Inspection) -> bool {
     ModuleCounts::of(inspection).needs_attention()
 }

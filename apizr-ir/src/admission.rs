@@ -1,4 +1,4 @@
-//! JSON admission (contract 1.5), shared by `apizr execute`, HTTP and MCP surfaces.
+//! JSON admission, shared by `apizr execute`, HTTP and MCP surfaces.
 //!
 //! Three pure steps, in the order callers apply them:
 //!

@@ -1,4 +1,4 @@
-//! The shared interface contract (contract 5.2-5.3): the `InvocationContract` of one eligible
+//! The shared interface contract: the `InvocationContract` of one eligible
 //! capability, its digest, and the JSON Schema (2020-12 / OpenAPI 3.1) mapping of TypeSpecs.
 //!
 //! Why here: the same contract feeds `apizr execute` (inside the runtime plan, hashed into
@@ -97,7 +97,7 @@ fn first_item(spec: &TypeSpec) -> Value {
         .map_or_else(|| object(vec![]), type_schema)
 }
 
-/// The JSON Schema of one TypeSpec (5.3 table).
+/// The JSON Schema of one TypeSpec (the reference's mapping, kind by kind).
 pub fn type_schema(spec: &TypeSpec) -> Value {
     match spec.kind {
         TypeKind::Any => object(vec![]),

@@ -1,4 +1,4 @@
-//! BoundSource and the runtime plan v1 (`apizr.runtime/v1`, contract 5.4 and 6.3).
+//! BoundSource and the runtime plan v1 (`apizr.runtime/v1`).
 //!
 //! A plan binds one capability's interface contract to the exact inspected bytes and one
 //! policy; its canonical bytes are hashed into `plan_digest`, the last link of the digest chain

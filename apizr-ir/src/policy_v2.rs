@@ -1,4 +1,4 @@
-//! Execution policy v2 (`apizr.execution/v2`, contract 7.1): the OCI container backend.
+//! Execution policy v2 (`apizr.execution/v2`): the OCI container backend.
 //!
 //! Same strictness as v1 (every field optional, unknown fields rejected, strict integers and
 //! booleans), with the v2 shape: `backend` is `oci-container`, `filesystem` is the plain string
@@ -40,7 +40,7 @@ pub struct PolicyV2 {
     pub subprocess: ModePolicy<SubprocessMode>,
 }
 
-/// Container resources; every field has a default and bounds (contract 7.1).
+/// Container resources; every field has a default and bounds (the reference's).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct ResourcesV2 {
     /// Thousandths of a CPU: 10 ..= 64,000.
@@ -164,7 +164,8 @@ impl PolicyV2 {
         Ok(Digest::sha256(&self.canonical_bytes()?))
     }
 
-    /// Whether the strict subprocess-deny profile (contract 7.5) applies.
+    /// Whether the strict subprocess-deny profile applies (seccomp in the container, no
+    /// loader variables).
     pub fn subprocess_deny(&self) -> bool {
         self.subprocess.mode == SubprocessMode::Deny
     }
@@ -189,7 +190,7 @@ impl PolicyV2 {
         None
     }
 
-    /// The inner worker's v1 policy (contract 7.2): limits, environment and effects copied,
+    /// The inner worker's v1 policy: limits, environment and effects copied,
     /// v1 defaults for everything else (the container enforces the rest).
     pub fn worker_policy(&self) -> PolicyV1 {
         PolicyV1 {

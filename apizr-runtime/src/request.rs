@@ -1,7 +1,7 @@
 //! What a caller (the planner behind `apizr execute`, a governed server) hands the runtime.
 //!
-//! The planner has already inspected the source, lowered TypeSpecs and validated the arguments
-//! (contract 5.5); the runtime does not re-plan. It re-checks what it can check cheaply and
+//! The planner has already inspected the source, lowered TypeSpecs and validated the
+//! arguments; the runtime does not re-plan. It re-checks what it can check cheaply and
 //! independently inside the worker: the executable digest, the binding shape against the code
 //! object, the input size, and per-TypeSpec conversion of JSON lists into tuples and sets.
 

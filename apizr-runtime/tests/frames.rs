@@ -1,4 +1,4 @@
-//! Frame-level protocol violations (contract 13.14), driven through the real supervisor with a
+//! Frame-level protocol violations, driven through the real supervisor with a
 //! misbehaving worker injected at the spawner seam.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]

@@ -1,4 +1,4 @@
-//! The oci-container backend against a REAL engine (contract 7.4 probes): Docker, or Podman's
+//! The oci-container backend against a REAL engine: Docker, or Podman's
 //! compatible service when `DOCKER_HOST` names its socket (CI runs this file against both).
 //!
 //! The worker image is the one `scripts/ci-docker-setup` recorded, or built once per test
@@ -225,7 +225,8 @@ fn timeout_and_the_container_is_removed() {
 fn fork_loop_is_capped_by_pids() {
     let Some(image) = image() else { return };
     let source = "import os, time\ndef forks():\n    n = 0\n    kids = []\n    while n < 500:\n        try:\n            pid = os.fork()\n        except OSError:\n            break\n        if pid == 0:\n            time.sleep(5)\n            os._exit(0)\n        kids.append(pid)\n        n += 1\n    return n\n";
-    // Contract 7.4: "63 children created with pids=64" (the worker itself is the 64th).
+    // As the reference measures it: "63 children created with pids=64" (the worker itself is
+    // the 64th).
     let policy = v2(r#"{"limits":{"wall_time_ms":20000}}"#);
     let out = run(&call0(source, "forks"), &policy, image);
     assert_status(&out, "success");

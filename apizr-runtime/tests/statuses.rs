@@ -1,4 +1,4 @@
-//! Every v1 status from a real CPython worker, plus the contract's boundary vectors.
+//! Every v1 status from a real CPython worker, plus the reference's boundary vectors.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 

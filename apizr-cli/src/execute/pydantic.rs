@@ -1,4 +1,4 @@
-//! The stdout encoding of `apizr execute` (contract 1.1): pydantic `model_dump_json` style.
+//! The stdout encoding of `apizr execute`: the reference's pydantic `model_dump_json` style.
 //! Keys keep their order (envelope field order; nested objects are already sorted), compact
 //! separators, raw UTF-8, and pydantic-core floats: exponent form when |x| < 1e-5 or
 //! |x| >= 1e16, with an explicit `+` and no zero padding (`1e+16`, `1e-7`, `0.00001`).

@@ -1,4 +1,4 @@
-//! The single inert decorator (contract 2.6): the tracking SDK's `experiment`.
+//! The single inert decorator: the tracking SDK's `experiment`.
 //!
 //! Every other decorator may replace the function binding (CAP-005, availability unknown). The
 //! exception holds only when all of these are true (each one probed against the oracle):

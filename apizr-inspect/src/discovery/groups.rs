@@ -1,4 +1,4 @@
-//! Per-name group resolution (contract 2.3): duplicates, overload association, variadics, then
+//! Per-name group resolution: duplicates, overload association, variadics, then
 //! the capability with its control-flow / decorator / annotation diagnostics.
 //!
 //! Check order (observed with the oracle): more than one concrete definition -> CAP-001 only;

@@ -1,4 +1,4 @@
-//! Discovery: Python AST -> Capability IR (`apizr.capability/v1`), contract sections 2.3–2.7.
+//! Discovery: Python AST -> Capability IR (`apizr.capability/v1`).
 //!
 //! Static only: nothing is imported or executed. Module-scope facts (statements, bindings,
 //! calls) come from the fact pass ([`crate::facts`]). The pieces:

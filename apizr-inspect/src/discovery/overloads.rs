@@ -1,4 +1,4 @@
-//! Overload markers (contract 2.7).
+//! Overload markers: `typing.overload` / `typing_extensions.overload` stubs of a function.
 //!
 //! A decorator is *marker-shaped* when it is the name `overload`, a name bound by an import of
 //! `typing.overload`, or any attribute access ending in `.overload`. A marker-shaped decorator is a

@@ -1,7 +1,7 @@
 //! Signatures: parameters in binding order, declared types and defaults.
 //!
 //! Every expression text is CPython 3.11 `ast.unparse` output ([`ParsedModule::declared_text`]).
-//! The annotation form is decided by the top AST node alone (contract 2.3); each annotation whose
+//! The annotation form is decided by the top AST node alone; each annotation whose
 //! form is `unknown` is counted so the caller can emit one CAP-006 per occurrence.
 
 use apizr_ir::{

@@ -1,5 +1,5 @@
-//! One capability's InvocationContract (contract 5.2): IR parameters (name, kind, required)
-//! with TypeSpecs lowered (5.1) from the `def`'s annotations, the docstring as description,
+//! One capability's InvocationContract: IR parameters (name, kind, required)
+//! with TypeSpecs lowered from the `def`'s annotations, the docstring as description,
 //! and `returns` = `any` whenever the outputs dimension has a reason.
 
 use apizr_ir::interface::{ContractExecution, ContractParameter, InvocationContract};

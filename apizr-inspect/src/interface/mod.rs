@@ -1,7 +1,7 @@
 //! Interface planning: the InvocationContract of every selected,
 //! eligible capability, built from the inspected module.
 //!
-//! Why from the AST and not from the IR's `declared` texts: lowering (5.1) needs the module's
+//! Why from the AST and not from the IR's `declared` texts: lowering needs the module's
 //! name resolution (`import typing as t`, shadowed builtins, proven TypedDict names declared
 //! before the function), which readiness already implements over the parsed module. This
 //! module reuses that resolution unchanged, so a contract can only exist for an annotation

@@ -1,4 +1,4 @@
-//! Selection (contract 5.4): names or full capability IDs, and the eligibility refusal whose
+//! Selection: names or full capability IDs, and the eligibility refusal whose
 //! message is shared by `generate` (exit 1) and `execute` (`policy_refused`).
 
 use std::collections::BTreeSet;

@@ -1,5 +1,5 @@
 //! `.ipynb` to Python text, natively, in exactly the layout nbconvert 7.17's
-//! `PythonExporter` produces (contract section 4), so `transformed_digest` matches:
+//! `PythonExporter` produces, so `transformed_digest` matches:
 //!
 //! * header `#!/usr/bin/env python\n# coding: utf-8\n`;
 //! * code cell: `\n# In[<count or space>]:\n\n\n` + the cleaned source + `\n` (count 0 and

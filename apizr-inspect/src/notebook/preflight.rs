@@ -1,5 +1,5 @@
-//! Notebook bytes to a JSON object: UTF-8 (optional BOM), the lexical budget of contract
-//! section 1.5 (16 MiB, 100,000 lexical nodes, depth 64; checked before any JSON parser
+//! Notebook bytes to a JSON object: UTF-8 (optional BOM), the reference's lexical budget
+//! (16 MiB, 100,000 lexical nodes, depth 64; checked before any JSON parser
 //! runs, so a hostile file cannot make the parser recurse or allocate much), then strict
 //! JSON with line/column positions, and an object at the root.
 
@@ -60,7 +60,7 @@ pub(super) fn kind_name(value: &Value) -> &'static str {
     }
 }
 
-/// Contract 1.5, mechanism 1: every `[`/`{`, every string and every scalar run is a node.
+/// The reference's node count: every `[`/`{`, every string and every scalar run is a node.
 pub fn lexical_budget(text: &str) -> Result<(), InspectError> {
     let mut nodes = 0usize;
     let mut depth = 0usize;

@@ -1,4 +1,4 @@
-//! TypeSpec lowering (contract 5.1) of annotations that classified as precise or "any"
+//! TypeSpec lowering of annotations that classified as precise or "any"
 //! (codes ⊆ {READY-007}); used for TypedDict fields. Proven TypedDict names are inlined.
 
 use apizr_ir::{TypeKind, TypeSpec, Value};
@@ -6,7 +6,8 @@ use ruff_python_ast::{Expr, Number, Operator, UnaryOp};
 
 use super::inputs::{Context, members};
 
-/// The TypedDict shape bounds (3.8): nodes below the root and edges from the root.
+/// The TypedDict shape bounds (the reference's limits): nodes below the root and edges from
+/// the root.
 pub const MAX_NODES: usize = 4096;
 pub const MAX_DEPTH: usize = 32;
 

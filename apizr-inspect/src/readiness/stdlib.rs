@@ -1,5 +1,5 @@
 //! The frozen READY-015 stdlib allowlist: CPython 3.11.7 `sys.stdlib_module_names` minus the 27
-//! deprecated/removed names of contract section 3.5. Generated with python3; do not edit by hand.
+//! deprecated/removed names the reference excludes. Generated with python3; do not edit by hand.
 
 /// Sorted (code-point order) root module names that count as resolved imports.
 pub const STDLIB_MODULES: [&str; 274] = [

@@ -1,7 +1,7 @@
 //! Structured types: TypedDict candidates, their proofs in source order, and the
 //! object TypeSpec of each proven shape (nested proven shapes inlined).
 //!
-//! A proof fails with exactly one problem string; the checks run in the contract's table order,
+//! A proof fails with exactly one problem string; the checks run in the reference's order,
 //! and field annotations are inspected breadth-first (like Python's `ast.walk`), so the first
 //! offending node in that order decides the problem.
 

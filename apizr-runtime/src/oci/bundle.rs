@@ -1,4 +1,4 @@
-//! The per-call source bundle mounted read-only at `/bundle` (contract 7.3 step 3).
+//! The per-call source bundle mounted read-only at `/bundle`.
 //!
 //! `apizr-oci-<owner>.<32 hex>/` (0755) holds `original` (the bytes the user passed: `.py` or
 //! `.ipynb`) and `source/<module path>.py` (the executable), directories 0555 and files 0444.

@@ -1,4 +1,4 @@
-//! The container plan as an Engine API create body (contract 7.3 step 4), and the guard that
+//! The container plan as an Engine API create body, and the guard that
 //! always removes the container (step 7).
 //!
 //! Controls, mirroring the reference's `docker create` vector: never pull (the image is named

@@ -1,4 +1,4 @@
-//! The `oci-container` backend (policy `apizr.execution/v2`, contract 7): one fresh container
+//! The `oci-container` backend (policy `apizr.execution/v2`): one fresh container
 //! per call through the Docker Engine API (Docker, or Podman's compatible service), running the
 //! same v1 worker and framing over the attached stdin/stdout. Nothing is taken on the engine's
 //! word: every container is checked after create and from inside before the call runs.
@@ -27,7 +27,7 @@
 //! [`AnyExecutor`](crate::call::AnyExecutor)); [`OciRuntime::execute`] is the per-call engine
 //! work and [`OciPool`] can put pre-started containers in front of it.
 //!
-//! Differences from the reference (contract 7.3–7.5), all deliberate:
+//! Differences from the reference, all deliberate:
 //! * Engine API over the socket instead of the `docker` CLI; the API version is negotiated
 //!   (1.41 … 1.47) and pinned in every path.
 //! * Host checks look at the controls (memory+swap, CFS quota/period, pids, seccomp enabled

@@ -1,4 +1,4 @@
-//! One call in one fresh container (contract 7.3 steps 3–7): launch, answer (`answer.rs`),
+//! One call in one fresh container: launch, answer (`answer.rs`),
 //! remove.
 //!
 //! Order (which status wins): input size → policy refusals → engine + host controls

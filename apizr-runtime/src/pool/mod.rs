@@ -409,7 +409,8 @@ fn idle_and_quiet(worker: &mut Worker) -> bool {
         .is_pending()
 }
 
-/// How a set result is normalised: direct REST turns sets into arrays, MCP rejects them (5.7).
+/// How a set result is normalised: direct REST turns sets into arrays, MCP rejects them (a
+/// set has no JSON form the MCP result schema allows).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SetResults {
     ToList,

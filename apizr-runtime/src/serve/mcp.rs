@@ -2,7 +2,7 @@
 //! over stdio or Streamable HTTP at `/mcp`, executed by the shared [`Invoker`].
 //!
 //! * [`tools`] — the reference's tool naming rule, `mcp-tools.json`, our `outputSchema`;
-//! * [`handler`] — the rmcp `ServerHandler` and the result/error mapping of contract 8.3-8.5;
+//! * [`handler`] — the rmcp `ServerHandler` and the tool results of `serve/reply.rs`;
 //! * [`rewrite`] — `tools/call` arguments carried past rmcp exactly (big integers, `NaN`);
 //! * [`exact`] — integers beyond 64 bits in `structuredContent`, restored on the way out;
 //! * [`stdio`] — line admission in front of rmcp's stdio transport;

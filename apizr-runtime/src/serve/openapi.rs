@@ -1,4 +1,4 @@
-//! The OpenAPI 3.1 document of contract 8.2, for servers started without a bundle
+//! The OpenAPI 3.1 document of the REST server, for servers started without a bundle
 //! (`apizr serve rest SOURCE`). A bundle's own `openapi.json` bytes are served as-is instead.
 //!
 //! Canonical JSON (sorted keys, compact, one trailing newline), as the reference writes it; a

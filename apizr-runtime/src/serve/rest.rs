@@ -1,5 +1,5 @@
 //! The REST transport (axum): routes and status mapping of the reference's direct and governed
-//! REST bundles (contract 8.2, 8.4, 8.5), plus operational endpoints the reference lacks.
+//! REST bundles, plus operational endpoints the reference lacks.
 //!
 //! | Route | Answer |
 //! | --- | --- |

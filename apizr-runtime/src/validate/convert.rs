@@ -1,4 +1,4 @@
-//! Per-TypeSpec conversion of one JSON value (contract 5.5): strict scalars, numeric
+//! Per-TypeSpec conversion of one JSON value: strict scalars, numeric
 //! literals, unions in declared order, closed objects, fixed-length tuples, hashable and unique
 //! set members. Iterative depth is bounded by the admission budget (depth 64) and by the
 //! TypeSpec itself, so recursion here cannot run away.

@@ -1,4 +1,4 @@
-//! Argument validation and call reconstruction (contract 5.5), before any worker is spawned.
+//! Argument validation and call reconstruction, before any worker is spawned.
 //!
 //! Why in the parent: bad input must never cost a process start (the reference spends ~1.2 s
 //! starting a worker to reject it), and every surface (execute, REST, MCP) must apply the same

@@ -1,7 +1,7 @@
 //! MCP over Streamable HTTP at `/mcp` (rmcp's tower service inside an axum router).
 //!
 //! Why an axum layer around rmcp: the reference admits HTTP bodies before the SDK sees them
-//! (4 MiB -> 413, JSON preflight -> 422 with the generic admission body, contract 8.3/8.6), and
+//! (4 MiB -> 413, JSON preflight -> 422 with the generic admission body), and
 //! our servers add an optional bearer token, the body timeout (408), malformed framing (400)
 //! and the server-wide body budget (503) of `serve::http`. rmcp runs stateless by default (no
 //! `mcp-session-id`; every POST is answered on its own), with `--stateful` sessions on request.
@@ -32,7 +32,7 @@ use crate::serve::error::ServeError;
 use crate::serve::http::{BodyBudget, read_body};
 use crate::serve::options::HttpLimits;
 
-/// Largest MCP HTTP body (contract 8.6).
+/// Largest MCP HTTP body (the reference's limit).
 pub const MAX_HTTP_BODY: usize = 4 * 1024 * 1024;
 
 /// HTTP options of the MCP endpoint.

@@ -1,4 +1,4 @@
-//! MCP over stdio with the reference's line admission (contract 8.3, 8.6).
+//! MCP over stdio with the reference's line admission.
 //!
 //! Why a filter in front of rmcp: the reference reads stdin line by line with the JSON
 //! preflight budget; a malformed or over-budget line gets no reply and the session continues,

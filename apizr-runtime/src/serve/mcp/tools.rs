@@ -1,4 +1,4 @@
-//! The MCP tool surface of a set of contracts: the reference's tool naming rule (contract 8.3),
+//! The MCP tool surface of a set of contracts: the reference's tool naming rule,
 //! the `mcp-tools.json` document, and our object-rooted `outputSchema`.
 //!
 //! Why one pure module: the generated project's `mcp-tools.json` (byte-identical to 0.4.6) and
