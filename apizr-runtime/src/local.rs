@@ -17,7 +17,7 @@ pub mod enforcement;
 pub mod executor;
 pub mod host;
 pub mod identity;
-mod launch;
+pub(crate) mod launch;
 pub mod launcher;
 pub mod owner;
 pub mod runtime;

@@ -80,6 +80,12 @@ impl CgroupPids {
     }
 }
 
+/// The directory apizr caches in (`$APIZR_CACHE_DIR`, else `$XDG_CACHE_HOME/apizr`, else
+/// `~/.cache/apizr`), if one can be named; nothing is created.
+pub fn cache_dir() -> Option<PathBuf> {
+    cache::dir()
+}
+
 /// Whether cached answers may be used.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Freshness {

@@ -26,6 +26,15 @@ pub(crate) struct LaunchInputs<'a> {
     pub env: Vec<(OsString, OsString)>,
     /// The worker arrives compiled on stdin ([`worker::BOOT_SOURCE`]).
     pub compiled: bool,
+    /// Another program's interpreter arguments instead of the worker's (the code
+    /// interpreter's bootstrap).
+    pub args: Option<Vec<String>>,
+    /// Host directories the call may write besides its tmpfs, bound read-write at the same
+    /// path under `filesystem: sandbox` (an interpreter run's workspace and write roots).
+    pub read_write: &'a [PathBuf],
+    /// The working directory (a host path; default: the sandbox's `/tmp`, or the call's
+    /// working directory under `filesystem: host`).
+    pub cwd: Option<PathBuf>,
 }
 
 /// The process to spawn: the launcher with its configuration, or (no launcher) Python itself.
@@ -33,14 +42,18 @@ pub(crate) fn spawn_spec(
     plan: &EnforcementPlan,
     inputs: LaunchInputs<'_>,
 ) -> Result<SpawnSpec, serde_json::Error> {
-    let cwd = inputs.workdir.path().to_path_buf();
+    let cwd = inputs
+        .cwd
+        .clone()
+        .unwrap_or_else(|| inputs.workdir.path().to_path_buf());
     let (Some(launcher), true) = (&inputs.host.launcher, plan.use_launcher) else {
+        let args = python_args(&inputs)
+            .into_iter()
+            .map(OsString::from)
+            .collect();
         return Ok(SpawnSpec {
             program: inputs.python,
-            args: python_args(inputs.compiled)
-                .into_iter()
-                .map(OsString::from)
-                .collect(),
+            args,
             env: inputs.env,
             cwd,
         });
@@ -81,13 +94,18 @@ fn launch_config(plan: &EnforcementPlan, inputs: &LaunchInputs<'_>) -> LaunchCon
             },
             root: inputs.workdir.path().to_path_buf(),
             read_only,
+            read_write: if mode == ViewPlan::Sandbox {
+                inputs.read_write.to_vec()
+            } else {
+                Vec::new()
+            },
             tmp_bytes: plan.disk_bytes.unwrap_or(0),
             tmp_owner,
         }
     });
     LaunchConfig {
         program: inputs.python.clone(),
-        args: python_args(inputs.compiled),
+        args: python_args(inputs),
         cgroup_procs: inputs.cgroup_procs.clone(),
         supervisor: i32::try_from(std::process::id()).ok(),
         user_ns: plan.user_ns,
@@ -96,16 +114,18 @@ fn launch_config(plan: &EnforcementPlan, inputs: &LaunchInputs<'_>) -> LaunchCon
         ipc_uts_ns: plan.ipc_uts_ns,
         identity,
         view,
-        cwd: if sandbox {
-            PathBuf::from(SANDBOX_CWD)
-        } else {
-            inputs.workdir.path().to_path_buf()
+        cwd: match (&inputs.cwd, sandbox) {
+            (Some(cwd), _) => cwd.clone(),
+            (None, true) => PathBuf::from(SANDBOX_CWD),
+            (None, false) => inputs.workdir.path().to_path_buf(),
         },
         rlimit_as: plan.rlimit_as,
         rlimit_cpu_secs: plan.rlimit_cpu_secs,
         landlock: (sandbox && plan.landlock).then(|| LandlockConfig {
             read_only: vec![PathBuf::from("/")],
-            read_write: vec![PathBuf::from(SANDBOX_CWD)],
+            read_write: std::iter::once(PathBuf::from(SANDBOX_CWD))
+                .chain(inputs.read_write.iter().cloned())
+                .collect(),
             write_files: vec![PathBuf::from("/dev/null")],
         }),
         landlock_scope: plan.landlock_scope,
@@ -116,8 +136,11 @@ fn launch_config(plan: &EnforcementPlan, inputs: &LaunchInputs<'_>) -> LaunchCon
     }
 }
 
-fn python_args(compiled: bool) -> Vec<String> {
-    if compiled {
+fn python_args(inputs: &LaunchInputs<'_>) -> Vec<String> {
+    if let Some(args) = &inputs.args {
+        return args.clone();
+    }
+    if inputs.compiled {
         worker::python_args_compiled()
     } else {
         worker::python_args()

@@ -313,6 +313,9 @@ impl LocalRuntime {
                 read_roots: &call.policy.filesystem.read_roots,
                 env,
                 compiled: compiled.is_some(),
+                args: None,
+                read_write: &[],
+                cwd: None,
             },
         );
         let Ok(spec) = spec else {

@@ -106,6 +106,10 @@ pub struct View {
     /// traversable by its uid (the interpreter prefix under `/root`): the blocking ancestor is
     /// covered by an empty tmpfs into which only these paths are bound, read-only.
     pub read_only: Vec<PathBuf>,
+    /// `Sandbox`: host directories bound read-write at the same path (an interpreter run's
+    /// workspace and write roots); nothing else of the host is writable. `Host`: unused.
+    #[serde(default)]
+    pub read_write: Vec<PathBuf>,
     /// `Sandbox`: size of the `/tmp` tmpfs (the working directory).
     pub tmp_bytes: u64,
     /// Owner of the `/tmp` tmpfs, as ids inside the call's user namespace (if any).

@@ -12,7 +12,8 @@
 //! * `Sandbox` builds a private root on a tmpfs and `pivot_root`s into it. It holds read-only
 //!   binds of the system directories (`/usr`, and `/bin`, `/lib*`, `/sbin` as the host has
 //!   them: symlinks are recreated, directories bound), the interpreter prefixes, the policy's
-//!   `read_roots`, and the few `/etc` files the C library and Python read ([`ETC`]); a minimal
+//!   `read_roots`, the `read_write` binds (an interpreter run's workspace, read-write), and
+//!   the few `/etc` files the C library and Python read ([`ETC`]); a minimal
 //!   `/dev` (null, zero, full, random, urandom and the `fd` links); a fresh `/proc`; and a
 //!   size-capped tmpfs at `/tmp` owned by the worker (its working directory). Nothing else —
 //!   no `/home`, `/root`, `/run`, `/sys`, `/var`, and no host socket. The root itself is then
@@ -231,6 +232,15 @@ fn sandbox(view: &View) -> Result<(), String> {
             bind_read_only(path, &target)?;
         }
     }
+    // The `/tmp` tmpfs first: binds of paths under the host's /tmp must land on it, not under it.
+    let tmp = inside(root, Path::new("/tmp"));
+    mkdirs(&tmp)?;
+    let (uid, gid) = view.tmp_owner;
+    tmpfs(
+        &tmp,
+        &format!("size={},mode=0700,uid={uid},gid={gid}", view.tmp_bytes),
+        MountFlags::NOSUID | MountFlags::NODEV,
+    )?;
     for path in &view.read_only {
         if bound.iter().any(|b| path.starts_with(b)) {
             continue;
@@ -240,18 +250,22 @@ fn sandbox(view: &View) -> Result<(), String> {
         bind_read_only(path, &target)?;
         bound.push(path.clone());
     }
+    for path in &view.read_write {
+        let target = inside(root, path);
+        mount_point(path, &target)?;
+        mount_bind(path, &target)
+            .map_err(|e| format!("binding {} on {}: {e}", path.display(), target.display()))?;
+        mount_remount(
+            &target,
+            MountFlags::BIND | MountFlags::NOSUID | MountFlags::NODEV,
+            "",
+        )
+        .map_err(|e| format!("remount of {}: {e}", target.display()))?;
+    }
     dev(&inside(root, Path::new("/dev")))?;
     let proc = inside(root, Path::new("/proc"));
     mkdirs(&proc)?;
     mount_proc(&proc)?;
-    let tmp = inside(root, Path::new("/tmp"));
-    mkdirs(&tmp)?;
-    let (uid, gid) = view.tmp_owner;
-    tmpfs(
-        &tmp,
-        &format!("size={},mode=0700,uid={uid},gid={gid}", view.tmp_bytes),
-        MountFlags::NOSUID | MountFlags::NODEV,
-    )?;
     // pivot_root(".", ".") stacks the old root on top of the new one; detaching it leaves
     // only the new tree (no directory for the old root is needed).
     std::env::set_current_dir(root).map_err(|e| format!("chdir {}: {e}", root.display()))?;
