@@ -17,6 +17,9 @@
 //! 9. [`project`] — a whole directory, inspected in parallel.
 //! 10. [`interface`] — InvocationContracts of eligible capabilities and selection.
 //!
+//! Outside the pipeline: [`imports`] lists every module a piece of code names for import
+//! (the code interpreter's allowlist check).
+//!
 //! The parser and the unparser recurse: run inspection and planning through
 //! [`on_inspect_stack`] (a thread with a large stack), as every apizr command does.
 
@@ -26,6 +29,7 @@ pub mod discovery;
 pub mod error;
 pub mod explain;
 pub mod facts;
+pub mod imports;
 pub mod interface;
 pub mod module;
 pub mod notebook;
