@@ -13,6 +13,7 @@ Examples:
   apizr inspect examples/notebook.ipynb --ir     only the Capability IR bytes
   apizr inspect src/ --format json               every module under a directory
   apizr execute examples/pricing.py total --arguments args.json --policy policy.json
+  apizr run -c 'print(1 + 1)'                    run code in the local sandbox, print the result
   apizr serve rest                               serve the bundled example on 127.0.0.1:8000
   apizr generate rest examples/pricing.py --output-dir pricing-rest
   apizr doctor                                   what this host can enforce
@@ -57,6 +58,10 @@ pub enum Command {
     Inspect(InspectArgs),
     /// Run one capability once under an execution policy and print the result envelope
     Execute(crate::execute::ExecuteArgs),
+    /// Run a piece of Python code in an interpreter tier (static, local, local_unsafe, docker,
+    /// docker_unsafe) and print the result JSON
+    #[command(after_help = crate::run::RUN_EXAMPLES)]
+    Run(crate::run::RunArgs),
     /// Generate a REST or MCP server project (a Rust crate) from a Python file or notebook
     #[command(subcommand)]
     Generate(crate::generate::GenerateCommand),

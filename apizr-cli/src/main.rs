@@ -13,6 +13,7 @@ mod image;
 mod inspect;
 mod project_report;
 mod report;
+mod run;
 mod serve;
 mod style;
 
@@ -43,6 +44,7 @@ fn main() -> ExitCode {
     let result = match &cli.command {
         Command::Inspect(args) => inspect::run(args),
         Command::Execute(args) => Ok(execute::run(args)),
+        Command::Run(args) => run::run(args),
         Command::Generate(command) => Ok(generate::run(command)),
         Command::Serve(command) => serve::run(command),
         Command::Image(command) => image::run(command),

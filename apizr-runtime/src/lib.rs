@@ -83,6 +83,9 @@
 //!   Engine API.
 //! * `pool` (feature `serve`) — the direct backend: persistent workers that import once.
 //! * `serve` (features `serve`, `rest`, `mcp`) — REST and MCP servers over the call API.
+//! * `interpreter` (feature `interpreter`) — the agent code interpreter: mellea's five tiers
+//!   (`static`, `local_unsafe`, `local`, `docker_unsafe`, `docker`) over the local and oci
+//!   backends, with measured enforcement.
 //! * [`audit`] — one JSON line per call.
 //! * [`owner`] — who owns a leftover (boot, pid namespace, pid, start time) and whether that
 //!   process still runs: what start-up sweeps use to never touch a live process's things.
@@ -93,6 +96,8 @@
 pub mod audit;
 pub mod call;
 pub mod envelope;
+#[cfg(feature = "interpreter")]
+pub mod interpreter;
 pub mod local;
 #[cfg(feature = "oci")]
 pub mod oci;

@@ -232,6 +232,80 @@ pub fn upgrade(
     Ok((reader, writer))
 }
 
+/// Send a bodiless request and return the status with the response body as a stream (for
+/// archives larger than [`MAX_BODY`]; the caller bounds what it reads). An error status
+/// answers with its message.
+pub fn request_streaming(
+    socket: &Path,
+    method: &str,
+    path: &str,
+    deadline: Instant,
+) -> Result<(u16, BodyReader), HttpError> {
+    let mut stream = connect(socket, deadline)?;
+    write_head(&mut stream, method, path, &Body::None, false)?;
+    stream.flush()?;
+    let mut reader = BufReader::new(stream);
+    let (status, headers) = read_head(&mut reader)?;
+    let chunked = header(&headers, "transfer-encoding")
+        .is_some_and(|v| v.to_ascii_lowercase().contains("chunked"));
+    let length = header(&headers, "content-length").and_then(|v| v.parse::<u64>().ok());
+    let remaining = if chunked {
+        0
+    } else {
+        length.unwrap_or(u64::MAX)
+    };
+    Ok((
+        status,
+        BodyReader {
+            reader,
+            chunked,
+            remaining,
+            done: false,
+        },
+    ))
+}
+
+/// A response body read as it arrives (chunked or sized).
+pub struct BodyReader {
+    reader: BufReader<UnixStream>,
+    chunked: bool,
+    /// Bytes left in the current chunk (chunked) or in the body (sized).
+    remaining: u64,
+    done: bool,
+}
+
+impl Read for BodyReader {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        if self.done || buf.is_empty() {
+            return Ok(0);
+        }
+        if self.chunked && self.remaining == 0 {
+            let line = read_line(&mut self.reader).map_err(io::Error::other)?;
+            let hex = line.split(';').next().unwrap_or_default().trim();
+            let size = u64::from_str_radix(hex, 16)
+                .map_err(|_| io::Error::other(format!("chunk size {line:?}")))?;
+            if size == 0 {
+                self.done = true;
+                return Ok(0);
+            }
+            self.remaining = size;
+        }
+        let want = usize::try_from(self.remaining.min(buf.len() as u64)).unwrap_or(buf.len());
+        let n = self.reader.read(buf.get_mut(..want).unwrap_or_default())?;
+        if n == 0 {
+            self.done = true;
+            return Ok(0);
+        }
+        self.remaining = self.remaining.saturating_sub(n as u64);
+        if self.chunked && self.remaining == 0 {
+            read_line(&mut self.reader).map_err(io::Error::other)?;
+        } else if !self.chunked && self.remaining == 0 {
+            self.done = true;
+        }
+        Ok(n)
+    }
+}
+
 fn read_line(reader: &mut impl BufRead) -> Result<String, HttpError> {
     let mut line = Vec::new();
     let n = reader

@@ -1,0 +1,195 @@
+# apizr interpreter bootstrap (stdlib only; run as `python -I -S -c <this>`).
+#
+# Reads one request from stdin: a u64 big-endian length, then a `marshal` dict
+# {"code": str, "filename": str, "allowed": list|None, "seccomp": list[bytes]|None,
+#  "site_dirs": list[str], "env_keep": list|None, "hold": bool}. `env_keep` drops every other
+# environment variable first (containers: the engine and the image add some). Then stdin becomes /dev/null and the code runs as
+# `__main__`, exactly as `python FILE` would run it (tracebacks, `sys.exit`, `from __future__`,
+# line numbers), after, in order: the package directories are added to `sys.path`, the import
+# guard is installed (an allowlist), the subprocess seccomp filter is installed.
+#
+# `hold` (containers): the code runs in a forked child; this process (PID 1 of the container)
+# reads a second frame (a marker nobody else has seen), waits for the child, kills every
+# other process of the container, writes the marker on stdout and stderr, and waits for
+# stdin to close before exiting with the child's status, so the host can copy the workspace
+# out of the still-running container.
+#
+# Only modules already loaded by `-I -S` are imported on the common path (start-up cost).
+import marshal, posix, sys
+
+
+def _fail(message):
+    # Set-up failed before the code ran (exit 125, like the launcher).
+    posix.write(2, b'apizr-bootstrap: ' + message.encode() + b'\n')
+    posix._exit(125)
+
+
+def _read(n):
+    b = b''
+    while len(b) < n:
+        c = posix.read(0, n - len(b))
+        if not c:
+            _fail('the request ended early')
+        b += c
+    return b
+
+
+def _frame():
+    return _read(int.from_bytes(_read(8), 'big'))
+
+
+def _detach_stdin():
+    fd = posix.open('/dev/null', posix.O_RDONLY)
+    posix.dup2(fd, 0)
+    posix.close(fd)
+
+
+def _guard(allowed):
+    # The import allowlist at run time (the static check sees literal names only). Checked:
+    # import statements and direct `__import__` / `importlib.import_module` calls made from
+    # the user's code (`__main__`, `exec`'d namespaces, any globals that are not a registered
+    # module's). Not checked: imports made by library modules, and implicit imports the
+    # interpreter's C code makes on the user's behalf (`time.strptime` importing `_strptime`;
+    # those pass an empty list as `fromlist`). A guard, not a sandbox: the OS sandbox is the
+    # boundary.
+    import builtins
+    allowed = frozenset(allowed)
+    modules = sys.modules
+    real_import = builtins.__import__
+    own = globals()
+
+    def from_user(g):
+        if g is own:
+            return False
+        if not isinstance(g, dict):
+            return True
+        name = g.get('__name__')
+        m = modules.get(name) if isinstance(name, str) else None
+        return name == '__main__' or m is None or getattr(m, '__dict__', None) is not g
+
+    def check(name, g):
+        top = name.partition('.')[0]
+        if top not in allowed and from_user(g):
+            raise ImportError('import of %r is not allowed (allowed_imports)' % top, name=name)
+
+    def guarded_import(name, globals=None, locals=None, fromlist=(), level=0):
+        if level == 0 and type(fromlist) is not list:
+            check(name, globals)
+        return real_import(name, globals, locals, fromlist, level)
+
+    builtins.__import__ = guarded_import
+    import importlib
+    real_import_module = importlib.import_module
+
+    def import_module(name, package=None):
+        absolute = name
+        if name.startswith('.'):
+            dots = len(name) - len(name.lstrip('.'))
+            absolute = importlib._bootstrap._resolve_name(name[dots:], package or '', dots)
+        check(absolute, sys._getframe(1).f_globals)
+        return real_import_module(name, package)
+
+    importlib.import_module = import_module
+
+
+def _install_seccomp(programs):
+    import ctypes
+
+    class _Fprog(ctypes.Structure):
+        _fields_ = [('len', ctypes.c_ushort), ('filter', ctypes.c_void_p)]
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    ulong = ctypes.c_ulong
+    # PR_SET_NO_NEW_PRIVS, then PR_SET_SECCOMP / SECCOMP_MODE_FILTER per program.
+    if libc.prctl(ctypes.c_int(38), ulong(1), ulong(0), ulong(0), ulong(0)) != 0:
+        _fail('PR_SET_NO_NEW_PRIVS failed')
+    for raw in programs:
+        buf = ctypes.create_string_buffer(raw, len(raw))
+        prog = _Fprog(len(raw) // 8, ctypes.cast(buf, ctypes.c_void_p))
+        if libc.prctl(ctypes.c_int(22), ulong(2), ctypes.byref(prog), ulong(0), ulong(0)) != 0:
+            _fail('installing the subprocess seccomp filter failed')
+
+
+def _run(req):
+    code = req['code']
+    filename = req['filename']
+    main = type(sys)('__main__')
+    main.__dict__['__builtins__'] = __builtins__
+    sys.modules['__main__'] = main
+    sys.argv[:] = [filename]
+    for d in req['site_dirs']:
+        import site
+        site.addsitedir(d)
+    if req['allowed'] is not None:
+        _guard(req['allowed'])
+    if req['seccomp']:
+        _install_seccomp(req['seccomp'])
+    status = 0
+    try:
+        exec(compile(code, filename, 'exec', dont_inherit=True), main.__dict__)
+    except SystemExit as e:
+        status = e.code
+    except BaseException as e:
+        import linecache
+        linecache.cache[filename] = (len(code), None, code.splitlines(True), filename)
+        # Drop the bootstrap's own frame: `python FILE` shows only the user's frames.
+        tb = e.__traceback__
+        tb = tb.tb_next if tb is not None else None
+        e.__traceback__ = tb
+        if sys.excepthook is sys.__excepthook__:
+            # The C hook reads source lines from disk; `traceback` reads them from linecache,
+            # where the code (never written to disk) is.
+            import traceback
+            traceback.print_exception(e)
+        else:
+            sys.excepthook(type(e), e, tb)
+        status = 1
+    raise SystemExit(status)
+
+
+def _hold(req):
+    pid = posix.fork()
+    if pid == 0:
+        _detach_stdin()
+        _run(req)
+    marker = _frame()
+    _, wstatus = posix.waitpid(pid, 0)
+    status = posix.waitstatus_to_exitcode(wstatus)
+    if status < 0:
+        status = 128 - status
+    try:
+        posix.kill(-1, 9)
+    except OSError:
+        pass
+    while True:
+        try:
+            posix.waitpid(-1, 0)
+        except ChildProcessError:
+            break
+        except OSError:
+            break
+    line = marker + b':' + str(status).encode() + b'\n'
+    posix.write(1, line)
+    posix.write(2, line)
+    while posix.read(0, 65536):
+        pass
+    posix._exit(status & 255)
+
+
+def _keep_env(names):
+    # The engine and the image add variables (PATH, HOSTNAME, HOME…): keep only `names`.
+    keep = {n.encode() for n in names}
+    for k in list(posix.environ):
+        if k not in keep:
+            posix.unsetenv(k)
+            del posix.environ[k]
+
+
+_req = marshal.loads(_frame())
+if _req['env_keep'] is not None:
+    _keep_env(_req['env_keep'])
+if _req['hold']:
+    _hold(_req)
+else:
+    _detach_stdin()
+    _run(_req)

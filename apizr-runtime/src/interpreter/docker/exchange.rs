@@ -1,0 +1,204 @@
+//! Talking to a started container: the request on its stdin, its multiplexed stdout/stderr
+//! captured (bounded) until the bootstrap's end marker arrives on both streams, then — with
+//! the container still running — the workspace archive, and only then stdin closed.
+//!
+//! The marker carries a nonce sent as a second frame that only the bootstrap's parent process
+//! reads (the code runs in a child that closed stdin before any user code ran), and it is
+//! written only after every other process of the container was killed: nothing the code did
+//! can end the exchange early.
+
+use std::io::{BufReader, Read, Write};
+use std::net::Shutdown;
+use std::os::unix::net::UnixStream;
+use std::time::Instant;
+
+use super::super::capture::Captured;
+use crate::oci::http::{self, HttpError};
+
+/// The streams of one run and how they ended.
+#[derive(Debug, Default)]
+pub(crate) struct Streams {
+    pub stdout: Captured,
+    pub stderr: Captured,
+    /// The child's exit status, from the marker (the engine confirms it at exit).
+    pub status: Option<i32>,
+    pub timed_out: bool,
+    pub error: Option<String>,
+}
+
+/// An attached container's connection.
+pub(crate) struct Attached {
+    pub reader: BufReader<UnixStream>,
+    pub writer: UnixStream,
+}
+
+/// Per stream: the rolling tail in which the marker is looked for.
+#[derive(Default)]
+struct Tail {
+    bytes: Vec<u8>,
+    done: Option<i32>,
+}
+
+const TAIL_BYTES: usize = 256;
+
+impl Tail {
+    fn push(&mut self, data: &[u8], marker: &[u8]) {
+        self.bytes.extend_from_slice(data);
+        if self.bytes.len() > TAIL_BYTES {
+            let cut = self.bytes.len() - TAIL_BYTES;
+            self.bytes.drain(..cut);
+        }
+        // `<marker>:<status>\n` at the very end.
+        if self.bytes.last() != Some(&b'\n') {
+            return;
+        }
+        let body = &self.bytes[..self.bytes.len() - 1];
+        let Some(at) = find(body, marker) else { return };
+        let rest = &body[at + marker.len()..];
+        if let Some(digits) = rest.strip_prefix(b":")
+            && let Ok(text) = std::str::from_utf8(digits)
+            && let Ok(status) = text.parse::<i32>()
+        {
+            self.done = Some(status);
+        }
+    }
+}
+
+fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
+    hay.windows(needle.len()).rposition(|w| w == needle)
+}
+
+/// The marker line for `nonce`, as the bootstrap writes it (before `:<status>\n`).
+pub(crate) fn marker(nonce: &str) -> Vec<u8> {
+    format!("\n@@apizr-done:{nonce}").into_bytes()
+}
+
+impl Attached {
+    /// Send `input` (without closing stdin), then read until both markers, EOF or `deadline`.
+    pub fn run(
+        &mut self,
+        input: &[u8],
+        nonce: &str,
+        deadline: Instant,
+        keep: (u64, u64),
+    ) -> Streams {
+        let mut out = Streams::default();
+        if let Err(e) = http::set_deadline(&self.writer, deadline)
+            .map_err(|e| e.to_string())
+            .and_then(|()| self.writer.write_all(input).map_err(|e| e.to_string()))
+        {
+            out.error = Some(format!("writing the request: {e}"));
+            return out;
+        }
+        let marker = marker(nonce);
+        let (mut tail_out, mut tail_err) = (Tail::default(), Tail::default());
+        let mut header = [0u8; 8];
+        let mut chunk = vec![0u8; 64 * 1024];
+        while tail_out.done.is_none() || tail_err.done.is_none() {
+            if http::set_deadline(self.reader.get_ref(), deadline).is_err() {
+                out.timed_out = true;
+                break;
+            }
+            match read_full(&mut self.reader, &mut header) {
+                Ok(true) => {}
+                Ok(false) => {
+                    out.error = Some("the container's output ended before the run finished".into());
+                    break;
+                }
+                Err(HttpError::Deadline) => {
+                    out.timed_out = true;
+                    break;
+                }
+                Err(e) => {
+                    out.error = Some(e.to_string());
+                    break;
+                }
+            }
+            let mut left = u64::from(u32::from_be_bytes([
+                header[4], header[5], header[6], header[7],
+            ]));
+            while left > 0 {
+                let want = usize::try_from(left.min(chunk.len() as u64)).unwrap_or(chunk.len());
+                let buf = chunk.get_mut(..want).unwrap_or_default();
+                let n = match self.reader.read(buf) {
+                    Ok(0) => {
+                        out.error = Some("stream ended inside a chunk".into());
+                        break;
+                    }
+                    Ok(n) => n,
+                    Err(e) => {
+                        match http::timeout_as_deadline(e) {
+                            HttpError::Deadline => out.timed_out = true,
+                            other => out.error = Some(other.to_string()),
+                        }
+                        break;
+                    }
+                };
+                left -= n as u64;
+                let data = buf.get(..n).unwrap_or_default();
+                if header[0] == 2 {
+                    out.stderr.push(data, keep.1);
+                    tail_err.push(data, &marker);
+                } else {
+                    out.stdout.push(data, keep.0);
+                    tail_out.push(data, &marker);
+                }
+            }
+            if out.timed_out || out.error.is_some() {
+                break;
+            }
+        }
+        if let (Some(a), Some(_)) = (tail_out.done, tail_err.done) {
+            out.status = Some(a);
+            let strip = |c: &mut Captured| {
+                let n = marker.len() + 1 + a.to_string().len() + 1;
+                c.total = c.total.saturating_sub(n as u64);
+                if c.head.len() as u64 > c.total {
+                    c.head.truncate(usize::try_from(c.total).unwrap_or(0));
+                }
+            };
+            strip(&mut out.stdout);
+            strip(&mut out.stderr);
+        }
+        out
+    }
+
+    /// Close the container's stdin: its bootstrap exits with the code's status.
+    pub fn release(self) {
+        let _ = self.writer.shutdown(Shutdown::Write);
+        drop(self.reader);
+    }
+}
+
+fn read_full(reader: &mut impl Read, buf: &mut [u8]) -> Result<bool, HttpError> {
+    let mut filled = 0;
+    while filled < buf.len() {
+        match reader.read(buf.get_mut(filled..).unwrap_or_default()) {
+            Ok(0) if filled == 0 => return Ok(false),
+            Ok(0) => return Err(HttpError::Malformed("stream ended inside a header".into())),
+            Ok(n) => filled += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(http::timeout_as_deadline(e)),
+        }
+    }
+    Ok(true)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_marker_is_found_across_chunks_only_at_the_end() {
+        let m = marker("abc");
+        let mut t = Tail::default();
+        t.push(b"user output\n", &m);
+        t.push(b"\n@@apizr-do", &m);
+        assert_eq!(t.done, None);
+        t.push(b"ne:abc:3\n", &m);
+        assert_eq!(t.done, Some(3));
+        let mut forged = Tail::default();
+        forged.push(b"\n@@apizr-done:wrong:0\n", &m);
+        assert_eq!(forged.done, None);
+    }
+}

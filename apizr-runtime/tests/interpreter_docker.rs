@@ -1,0 +1,226 @@
+//! The docker tiers on the real engine (the worker image from scripts/ci-docker-setup):
+//! mellea's Docker assertions, a timeout that really stops the code (llm-sandbox leaves it
+//! running and mellea reports `timed_out: false`), artifacts copied out through the engine
+//! API with content types, and nothing left behind.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+mod interpreter_support;
+
+use std::time::{Duration, Instant};
+
+use apizr_runtime::interpreter::{CapabilityPolicy, DockerConfig, EnvironmentOptions, Interpreter};
+use apizr_runtime::oci::Engine;
+use apizr_runtime::owner::Owner;
+use interpreter_support::{Scope, show};
+
+fn interpreter(scope: &Scope) -> Option<Interpreter> {
+    let image = common::oci::image()?;
+    std::fs::create_dir_all(scope.path("tmp")).unwrap();
+    let mut config = scope.config();
+    config.docker = DockerConfig {
+        image: Some(image.clone()),
+        ..DockerConfig::default()
+    };
+    Some(Interpreter::new(config))
+}
+
+/// No container of this test process is left on the engine.
+fn assert_no_containers() {
+    let engine = Engine::from_env().unwrap();
+    let owner = Owner::current().unwrap().encode();
+    let left = engine
+        .containers_with_label(&format!("org.apizr.owner={owner}"))
+        .unwrap();
+    assert!(left.is_empty(), "containers left behind: {left:?}");
+}
+
+#[test]
+fn containers_run_code_with_mellea_results_and_their_own_identity() {
+    let scope = Scope::new("docker-basic");
+    let Some(interp) = interpreter(&scope) else {
+        return;
+    };
+    for (tier, uid) in [("docker", "65532"), ("docker_unsafe", "0")] {
+        let env = interp
+            .environment(tier, EnvironmentOptions::default())
+            .unwrap();
+        let r = env.execute("import os\nprint(1 + 1)\nprint(os.getuid())");
+        assert!(r.success && !r.skipped, "{}", show(&r));
+        assert_eq!(r.stdout.as_deref(), Some(&*format!("2\n{uid}")));
+        assert_eq!(
+            (r.exit_code, r.unsafe_tier),
+            (Some(0), tier == "docker_unsafe")
+        );
+        assert_eq!(r.execution_mode.name(), tier);
+        let r = env.execute("raise ValueError('boom')");
+        assert!(
+            !r.success && !r.skipped && r.stderr.as_deref().unwrap().contains("ValueError: boom")
+        );
+        assert_eq!(r.exit_code, Some(1));
+        // Whatever the code does with its own process, the run's status is the code's.
+        assert_eq!(env.execute("import os; os._exit(7)").exit_code, Some(7));
+    }
+    // Only the fixed environment reaches the code in the `docker` tier.
+    let env = interp
+        .environment("docker", EnvironmentOptions::default())
+        .unwrap();
+    let r = env.execute("import os; print(sorted(os.environ))");
+    assert_eq!(
+        r.stdout.as_deref(),
+        Some("['HOME', 'LANG', 'MPLBACKEND', 'MPLCONFIGDIR', 'PATH', 'TMPDIR']"),
+        "{}",
+        show(&r)
+    );
+    assert_no_containers();
+}
+
+#[test]
+fn a_timeout_stops_the_container_and_reports_timed_out() {
+    let scope = Scope::new("docker-timeout");
+    let Some(interp) = interpreter(&scope) else {
+        return;
+    };
+    for tier in ["docker", "docker_unsafe"] {
+        let policy = CapabilityPolicy {
+            timeout: 2.0,
+            ..CapabilityPolicy::docker()
+        };
+        let policy = if tier == "docker" { Some(policy) } else { None };
+        let options = EnvironmentOptions {
+            policy,
+            ..EnvironmentOptions::default()
+        };
+        let env = interp.environment(tier, options).unwrap();
+        let code = if tier == "docker" {
+            "print('started', flush=True)\nopen('partial.txt', 'w').write('x')\nwhile True: pass"
+        } else {
+            // No policy: the built-in 60 s applies; keep the test short with a finite loop.
+            "print('quick')"
+        };
+        let started = Instant::now();
+        let r = env.execute(code);
+        if tier == "docker" {
+            assert!(r.timed_out && r.skipped && !r.success, "{}", show(&r));
+            assert_eq!(r.stdout.as_deref(), Some("started"));
+            assert!(r.artifacts.is_empty());
+            assert!(started.elapsed() < Duration::from_secs(20));
+        } else {
+            assert!(r.success);
+        }
+    }
+    assert_no_containers();
+}
+
+#[test]
+fn artifacts_are_copied_out_through_the_engine() {
+    let scope = Scope::new("docker-artifacts");
+    let Some(interp) = interpreter(&scope) else {
+        return;
+    };
+    let dir = scope.path("exported");
+    let options = EnvironmentOptions {
+        working_directory: Some(dir.clone()),
+        ..EnvironmentOptions::default()
+    };
+    let env = interp.environment("docker", options).unwrap();
+    let r = env.execute("import os\nopen('out.txt','w').write('hello from the container')\nos.makedirs('plots')\nopen('plots/p.png','wb').write(b'\\x89PNG\\r\\n\\x1a\\n' + bytes(8))\nos.symlink('/etc/passwd', 'leak')\n");
+    assert!(r.success, "{}", show(&r));
+    let names: Vec<&str> = r.artifacts.iter().map(|a| a.name.as_str()).collect();
+    assert_eq!(names, ["out.txt", "plots/p.png"]);
+    assert_eq!(
+        std::fs::read_to_string(dir.join("out.txt")).unwrap(),
+        "hello from the container"
+    );
+    assert_eq!(r.artifacts[0].content_type, Some("text/plain"));
+    assert_eq!(r.artifacts[1].content_type, Some("image/png"));
+    assert_eq!(r.artifacts[0].path, dir.join("out.txt"));
+    // A failed run exports nothing and leaves the directory as it was.
+    let failed_dir = scope.path("failed");
+    let options = EnvironmentOptions {
+        working_directory: Some(failed_dir.clone()),
+        ..EnvironmentOptions::default()
+    };
+    let r = interp
+        .environment("docker", options)
+        .unwrap()
+        .execute("open('x.txt','w').write('x')\nraise SystemExit(1)");
+    assert!(
+        r.artifacts.is_empty() && !failed_dir.join("x.txt").exists(),
+        "{}",
+        show(&r)
+    );
+    // Without a directory: a fresh private one, only when there is something in it.
+    let r = interp
+        .environment("docker", EnvironmentOptions::default())
+        .unwrap()
+        .execute("open('/workspace/a.csv','w').write('a,b\\n')");
+    let a = &r.artifacts[0];
+    assert_eq!(a.content_type, Some("text/csv"));
+    std::fs::remove_dir_all(r.working_directory.unwrap()).unwrap();
+    assert!(
+        interp
+            .environment("docker", EnvironmentOptions::default())
+            .unwrap()
+            .execute("pass")
+            .working_directory
+            .is_none()
+    );
+    scope.assert_clean();
+    assert_no_containers();
+}
+
+#[test]
+fn restrictions_hold_inside_the_container() {
+    let scope = Scope::new("docker-restrict");
+    let Some(interp) = interpreter(&scope) else {
+        return;
+    };
+    let policy = CapabilityPolicy {
+        subprocess_execution: false,
+        env_var_access: false,
+        ..CapabilityPolicy::docker()
+    };
+    let env = interp
+        .environment(
+            "docker",
+            EnvironmentOptions {
+                policy: Some(policy),
+                ..EnvironmentOptions::default()
+            },
+        )
+        .unwrap();
+    let r = env.execute("import socket, os\nprint([n for _, n in socket.if_nameindex()])\nprint(sorted(os.environ))\nimport subprocess\nsubprocess.run(['true'])");
+    assert!(!r.success, "{}", show(&r));
+    assert_eq!(
+        r.stdout.as_deref(),
+        Some("['lo']\n['MPLBACKEND', 'MPLCONFIGDIR']")
+    );
+    assert!(r.stderr.unwrap().contains("PermissionError"));
+    let report = r.enforcement.unwrap();
+    assert!(
+        report
+            .capabilities
+            .iter()
+            .all(|c| c.status == apizr_runtime::interpreter::enforcement::Status::Enforced)
+    );
+    // The allowlist and its guard work in containers too.
+    let options = EnvironmentOptions {
+        allowed_imports: Some(vec!["json".into()]),
+        ..EnvironmentOptions::default()
+    };
+    let env = interp.environment("docker", options).unwrap();
+    assert!(
+        env.execute("import socket")
+            .skip_message
+            .unwrap()
+            .starts_with("Unauthorized imports")
+    );
+    let r = env.execute("getattr(__builtins__, '__imp' + 'ort__')('socket')");
+    assert!(
+        r.stderr
+            .unwrap()
+            .contains("import of 'socket' is not allowed")
+    );
+    assert_no_containers();
+}

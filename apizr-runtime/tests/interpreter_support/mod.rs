@@ -1,0 +1,94 @@
+//! Helpers for the interpreter tests: real CPython through the real launcher, a private
+//! temp root per test (removed by [`Scope`]), environments by tier name.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use apizr_runtime::LauncherLocation;
+use apizr_runtime::interpreter::{
+    CapabilityPolicy, Environment, EnvironmentOptions, ExecutionResult, Interpreter,
+    InterpreterConfig,
+};
+
+static SEQ: AtomicU64 = AtomicU64::new(0);
+
+/// A private directory for one test, removed when dropped.
+pub struct Scope {
+    pub root: PathBuf,
+}
+
+impl Scope {
+    pub fn new(tag: &str) -> Scope {
+        let root = std::env::temp_dir().join(format!(
+            "apizr-interp-test-{}-{}-{tag}",
+            std::process::id(),
+            SEQ.fetch_add(1, Ordering::Relaxed)
+        ));
+        std::fs::create_dir_all(&root).unwrap();
+        Scope { root }
+    }
+
+    pub fn path(&self, name: &str) -> PathBuf {
+        self.root.join(name)
+    }
+
+    pub fn config(&self) -> InterpreterConfig {
+        InterpreterConfig {
+            launcher: LauncherLocation::Binary(PathBuf::from(env!("CARGO_BIN_EXE_apizr-launch"))),
+            temp_root: self.root.join("tmp"),
+            package_dir: self.root.join("packages"),
+            ..InterpreterConfig::default()
+        }
+    }
+
+    pub fn interpreter(&self) -> Interpreter {
+        std::fs::create_dir_all(self.root.join("tmp")).unwrap();
+        Interpreter::new(self.config())
+    }
+
+    pub fn env(&self, tier: &str, options: EnvironmentOptions) -> Environment {
+        self.interpreter().environment(tier, options).unwrap()
+    }
+
+    /// Nothing of a run is left in the temp root.
+    pub fn assert_clean(&self) {
+        let left: Vec<_> = std::fs::read_dir(self.root.join("tmp"))
+            .map(|d| d.filter_map(Result::ok).map(|e| e.file_name()).collect())
+            .unwrap_or_default();
+        assert!(left.is_empty(), "left behind: {left:?}");
+    }
+}
+
+impl Drop for Scope {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.root);
+    }
+}
+
+pub fn with_policy(policy: CapabilityPolicy) -> EnvironmentOptions {
+    EnvironmentOptions {
+        policy: Some(policy),
+        ..EnvironmentOptions::default()
+    }
+}
+
+pub fn in_dir(dir: &Path) -> EnvironmentOptions {
+    EnvironmentOptions {
+        working_directory: Some(dir.to_path_buf()),
+        ..EnvironmentOptions::default()
+    }
+}
+
+/// The result, printed when an assertion about it fails.
+pub fn show(r: &ExecutionResult) -> String {
+    r.to_json()
+}
+
+/// Whether a process with this PID exists.
+pub fn alive(pid: i32) -> bool {
+    Path::new(&format!("/proc/{pid}")).exists()
+        && std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .map(|s| !s.contains(") Z "))
+            .unwrap_or(false)
+}
