@@ -136,22 +136,40 @@ fn grandchildren_outlive_a_plain_subprocess_timeout() {
     // timed-out `python` (killed like mellea kills it: the child only) keeps running.
     let scope = Scope::new("baseline");
     let marker = scope.path("survivor");
+    let ready = scope.path("ready");
+    // The grandchild says when it is detached, so the kill below cannot race its fork on a
+    // loaded machine; it writes the marker a second after its parent is gone.
     let code = format!(
-        "import os, time\nif os.fork() == 0:\n    os.setsid()\n    time.sleep(1)\n    open({:?}, 'w').write('x')\n    os._exit(0)\ntime.sleep(999)\n",
+        "import os, time\nif os.fork() == 0:\n    os.setsid()\n    open({:?}, 'w').write('x')\n    time.sleep(1)\n    open({:?}, 'w').write('x')\n    os._exit(0)\ntime.sleep(999)\n",
+        ready.to_str().unwrap(),
         marker.to_str().unwrap()
     );
     let mut child = std::process::Command::new("python3")
         .args(["-c", &code])
         .spawn()
         .unwrap();
-    std::thread::sleep(Duration::from_millis(500));
+    assert!(
+        wait_for(&ready, Duration::from_secs(20)),
+        "the grandchild never started"
+    );
     child.kill().unwrap();
     child.wait().unwrap();
-    std::thread::sleep(Duration::from_millis(1500));
     assert!(
-        marker.exists(),
+        wait_for(&marker, Duration::from_secs(20)),
         "the baseline attack must work for the test above to mean anything"
     );
+}
+
+/// Polls for `path` to exist, up to `limit`.
+fn wait_for(path: &std::path::Path, limit: Duration) -> bool {
+    let started = Instant::now();
+    while started.elapsed() < limit {
+        if path.exists() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    path.exists()
 }
 
 #[test]
