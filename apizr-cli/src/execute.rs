@@ -14,7 +14,7 @@
 //! * [`report`] — `--report`: timings, the digest chain and the enforcement report.
 //!
 //! The policy is read once as an [`AnyPolicy`]; after validation the call runs through the
-//! runtime's call API: [`AnyExecutor::for_policy`] picks the backend (v1: a fresh sandboxed
+//! runtime's call API: [`AnyExecutor::for_policy_audited`] picks the backend (v1: a fresh sandboxed
 //! process, v2: a fresh container) and [`Outcome`] is printed in its envelope version.
 
 mod pydantic;
@@ -34,9 +34,7 @@ use apizr_ir::policy_v2::PolicyV2;
 use apizr_ir::{Digest, Value};
 use apizr_runtime::audit::{AUDIT_SCHEMA, AuditRecord, AuditSink, FileAuditSink};
 use apizr_runtime::call::{AnyExecutor, BackendKind, Call, Outcome};
-use apizr_runtime::local::executor::LocalExecutor;
-use apizr_runtime::oci::executor::OciExecutor;
-use apizr_runtime::oci::{OciConfig, RuntimeImage};
+use apizr_runtime::oci::RuntimeImage;
 use apizr_runtime::validate::validate_arguments;
 use apizr_runtime::{Executable, LauncherLocation, RuntimeConfig, Status};
 use clap::{Args, ValueEnum};
@@ -340,34 +338,24 @@ fn execute(
     Ok(outcome)
 }
 
-/// The executor for the policy: the local-process backend re-executing this binary as its
-/// launcher, or the container backend in the `--runtime-image` (checked by [`policy_v2`]).
-/// Both record each call in the audit sink.
+/// The executor for the policy, chosen by the runtime ([`AnyExecutor::for_policy_audited`]):
+/// the local-process backend re-executing this binary as its launcher, or the container
+/// backend in the `--runtime-image` (both flags were checked by [`policy_v2`]; a v1 policy
+/// with either flag was refused while reading it). Both record each call in the audit sink.
 fn executor(
     args: &ExecuteArgs,
     policy: AnyPolicy,
     audit: Option<Arc<dyn AuditSink>>,
 ) -> Result<AnyExecutor, Failure> {
-    Ok(match policy {
-        AnyPolicy::V1(policy) => {
-            let mut local = LocalExecutor::new(policy, runtime_config());
-            if let Some(sink) = audit {
-                local = local.with_audit(sink);
-            }
-            AnyExecutor::Local(Arc::new(local))
-        }
-        AnyPolicy::V2(policy) => {
-            let platform = args.runtime_platform.unwrap_or(Platform::LinuxAmd64);
-            let image = args.runtime_image.as_deref().unwrap_or_default();
-            let image = RuntimeImage::parse(image, platform.as_str())
-                .map_err(|e| invalid(Stage::Run, e))?;
-            let mut oci = OciExecutor::new(policy, image, OciConfig::default());
-            if let Some(sink) = audit {
-                oci = oci.with_audit(sink);
-            }
-            AnyExecutor::Oci(Arc::new(oci))
-        }
-    })
+    let platform = args.runtime_platform.unwrap_or(Platform::LinuxAmd64);
+    let image = args
+        .runtime_image
+        .as_deref()
+        .map(|image| RuntimeImage::parse(image, platform.as_str()))
+        .transpose()
+        .map_err(|e| invalid(Stage::Run, e))?;
+    AnyExecutor::for_policy_audited(policy, runtime_config(), image, audit)
+        .map_err(|e| invalid(Stage::Run, e))
 }
 
 /// A v2 (OCI) policy: the same checks as the reference (both image flags, a `sha256:` image

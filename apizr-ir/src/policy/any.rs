@@ -97,6 +97,15 @@ impl AnyPolicy {
         }
     }
 
+    /// The memory limit of one call, in bytes: v1's optional `resources.memory_bytes`, v2's
+    /// (always set, it has a default). Servers add these up for their governed memory budget.
+    pub fn memory_bytes(&self) -> Option<u64> {
+        match self {
+            AnyPolicy::V1(p) => p.resources.as_ref().and_then(|r| r.memory_bytes),
+            AnyPolicy::V2(p) => Some(p.resources.memory_bytes),
+        }
+    }
+
     /// The v1 policy the Python worker runs under: the policy itself, or a v2 policy's derived
     /// worker policy (limits, environment and effects; the container enforces the rest).
     pub fn worker_policy(&self) -> PolicyV1 {
@@ -131,6 +140,19 @@ impl From<PolicyV2> for AnyPolicy {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn memory_bytes_is_optional_in_v1_and_defaulted_in_v2() {
+        let v1 = AnyPolicy::from_slice(b"{}").unwrap();
+        assert_eq!(v1.memory_bytes(), None);
+        let v1 = AnyPolicy::from_slice(br#"{"resources":{"memory_bytes":268435456}}"#).unwrap();
+        assert_eq!(v1.memory_bytes(), Some(268_435_456));
+        let v2 = AnyPolicy::from_slice(br#"{"schema_version":"apizr.execution/v2"}"#).unwrap();
+        assert_eq!(
+            v2.memory_bytes(),
+            Some(PolicyV2::default().resources.memory_bytes)
+        );
+    }
 
     #[test]
     fn the_version_decides_the_parser() {

@@ -24,6 +24,8 @@ use apizr_ir::policy::PolicyV1;
 use apizr_ir::policy_v2::V2Refusal;
 
 use super::{Call, Outcome};
+#[cfg(feature = "oci")]
+use crate::audit::AuditSink;
 use crate::local::executor::LocalExecutor;
 use crate::local::runtime::RuntimeConfig;
 #[cfg(feature = "oci")]
@@ -126,12 +128,28 @@ impl AnyExecutor {
         config: RuntimeConfig,
         image: Option<RuntimeImage>,
     ) -> Result<AnyExecutor, ExecutorError> {
+        AnyExecutor::for_policy_audited(policy, config, image, None)
+    }
+
+    /// [`AnyExecutor::for_policy`], with every call recorded in `audit` (one record per call,
+    /// including calls the backend refuses).
+    #[cfg(feature = "oci")]
+    pub fn for_policy_audited(
+        policy: AnyPolicy,
+        config: RuntimeConfig,
+        image: Option<RuntimeImage>,
+        audit: Option<Arc<dyn AuditSink>>,
+    ) -> Result<AnyExecutor, ExecutorError> {
         match policy {
             AnyPolicy::V1(policy) => {
                 if image.is_some() {
                     return Err(ExecutorError::ImageWithoutV2);
                 }
-                Ok(AnyExecutor::local(policy, config))
+                let mut local = LocalExecutor::new(policy, config);
+                if let Some(sink) = audit {
+                    local = local.with_audit(sink);
+                }
+                Ok(AnyExecutor::Local(Arc::new(local)))
             }
             AnyPolicy::V2(policy) => {
                 let image = image.ok_or(ExecutorError::MissingImage)?;
@@ -142,9 +160,11 @@ impl AnyExecutor {
                     temp_root: config.temp_root,
                     ..OciConfig::default()
                 };
-                Ok(AnyExecutor::Oci(Arc::new(OciExecutor::new(
-                    policy, image, config,
-                ))))
+                let mut oci = OciExecutor::new(policy, image, config);
+                if let Some(sink) = audit {
+                    oci = oci.with_audit(sink);
+                }
+                Ok(AnyExecutor::Oci(Arc::new(oci)))
             }
         }
     }

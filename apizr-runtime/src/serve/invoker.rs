@@ -11,8 +11,6 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use apizr_ir::policy::AnyPolicy;
-
 use super::error::ServeError;
 use super::gate::{Admission, GaugeGuard, GovernedClaim, Refused};
 use super::metrics::Metrics;
@@ -87,10 +85,7 @@ impl Invoker {
         let claim = match &spec.mode {
             ExecutionMode::Direct { .. } => None,
             ExecutionMode::Governed { policy, .. } => Some(GovernedClaim {
-                memory_bytes: match policy {
-                    AnyPolicy::V1(p) => p.resources.as_ref().and_then(|r| r.memory_bytes),
-                    AnyPolicy::V2(p) => Some(p.resources.memory_bytes),
-                },
+                memory_bytes: policy.memory_bytes(),
             }),
         };
         let names: Vec<String> = spec.capabilities.iter().map(|c| c.name.clone()).collect();
