@@ -11,9 +11,11 @@
 //! trait still exists so that each backend states the same contract and tests can drive one
 //! directly.
 //!
-//! Adding a backend: one module with a type implementing [`Executor`], one variant in
-//! [`AnyExecutor`] plus its arms in the three `match`es below (the checklist is in
-//! ARCHITECTURE.md).
+//! Adding a backend: one module with a type implementing [`Executor`], and one registration
+//! here: a [`BackendKind`] and an [`AnyExecutor`] variant with their arms in
+//! [`AnyExecutor::executor`] and (when a policy selects it) [`AnyExecutor::for_policy_audited`];
+//! an async backend also gets an arm in `AnyExecutor::run`. The checklist is ARCHITECTURE.md,
+//! "Adding a backend".
 
 use std::sync::Arc;
 
