@@ -53,6 +53,10 @@ pub struct GenerateArgs {
     /// readiness reasons are recorded in the manifest (the reference refuses them)
     #[arg(long)]
     pub allow_conditional: bool,
+    /// Do not resolve a `Cargo.lock` for the project (by default cargo resolves one offline,
+    /// preferring the versions of the apizr checkout)
+    #[arg(long)]
+    pub no_lockfile: bool,
 }
 
 /// Run `generate rest|mcp`; messages go to stderr as `apizr generate <kind>: <message>`.
@@ -97,46 +101,42 @@ fn generate(transport: Transport, args: &GenerateArgs) -> Result<String, Generat
         policy,
         runtime_image: args.runtime_image.clone(),
         runtime_platform: args.runtime_platform.map(|p| p.as_str().to_string()),
-        runtime_dependency: runtime_dependency(&args.output_dir),
+        runtime_dependency: checkout_runtime().map_or_else(RuntimeDependency::version, |dir| {
+            RuntimeDependency::Checkout(dir.to_string_lossy().into_owned())
+        }),
         allow_conditional: args.allow_conditional,
     };
-    let generated = apizr_codegen::generate(&request)?;
+    let mut generated = apizr_codegen::generate(&request)?;
+    if !args.no_lockfile {
+        add_lockfile(transport, &mut generated);
+    }
     output::write_tree(&args.output_dir, &generated.tree)?;
     Ok(generated.summary)
 }
 
-/// A path dependency on this checkout's `apizr-runtime` when it still exists next to the
-/// binary's sources (relative to the output directory, so the pair can move together);
-/// otherwise a version requirement on the published crate.
-fn runtime_dependency(output_dir: &Path) -> RuntimeDependency {
-    let runtime = Path::new(env!("CARGO_MANIFEST_DIR")).join("../apizr-runtime");
-    let Ok(runtime) = runtime.canonicalize() else {
-        return RuntimeDependency::version();
-    };
-    if !runtime.join("Cargo.toml").is_file() {
-        return RuntimeDependency::version();
-    }
-    match output::absolute_target(output_dir) {
-        Some(target) => RuntimeDependency::Path(relative_path(&target, &runtime)),
-        None => RuntimeDependency::Path(runtime.to_string_lossy().into_owned()),
-    }
+/// The `apizr-runtime` directory of the checkout this binary was built from, while it exists
+/// (absolute and canonical: the project then builds wherever it is copied on this machine).
+fn checkout_runtime() -> Option<PathBuf> {
+    let runtime = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../apizr-runtime")
+        .canonicalize()
+        .ok()?;
+    runtime.join("Cargo.toml").is_file().then_some(runtime)
 }
 
-/// `to` relative to the directory `from` (both absolute, normalized).
-fn relative_path(from: &Path, to: &Path) -> String {
-    let from: Vec<_> = from.components().collect();
-    let to: Vec<_> = to.components().collect();
-    let common = from.iter().zip(&to).take_while(|(a, b)| a == b).count();
-    let mut parts: Vec<String> = vec!["..".to_string(); from.len().saturating_sub(common)];
-    parts.extend(
-        to.iter()
-            .skip(common)
-            .map(|c| c.as_os_str().to_string_lossy().into_owned()),
-    );
-    if parts.is_empty() {
-        ".".to_string()
-    } else {
-        parts.join("/")
+/// Add the project's `Cargo.lock`, resolved offline by cargo from the checkout's lock file
+/// (or from the local registry cache without a checkout). A project without a lock file is
+/// still a valid project, so a failure is a warning that says why, not a refusal.
+fn add_lockfile(transport: Transport, generated: &mut apizr_codegen::Generated) {
+    let seed =
+        checkout_runtime().and_then(|runtime| std::fs::read(runtime.join("../Cargo.lock")).ok());
+    let cargo = std::env::var_os("CARGO").map_or_else(|| PathBuf::from("cargo"), PathBuf::from);
+    match apizr_codegen::lockfile::resolve(&generated.tree, &cargo, seed.as_deref()) {
+        Ok(lock) => generated.insert_file("Cargo.lock", lock),
+        Err(error) => eprintln!(
+            "apizr generate {}: warning: no Cargo.lock written: {error}",
+            transport.name()
+        ),
     }
 }
 
@@ -153,25 +153,4 @@ fn read_limited(path: &Path, limit: u64) -> Result<Vec<u8>, GenerateError> {
         )));
     }
     Ok(bytes)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn relative_paths() {
-        assert_eq!(
-            relative_path(
-                Path::new("/w/main/target/gen/x"),
-                Path::new("/w/main/apizr-runtime")
-            ),
-            "../../../apizr-runtime"
-        );
-        assert_eq!(relative_path(Path::new("/a/b"), Path::new("/a/b")), ".");
-        assert_eq!(
-            relative_path(Path::new("/tmp/out"), Path::new("/w/r")),
-            "../../w/r"
-        );
-    }
 }

@@ -196,7 +196,7 @@ fn selection_and_summary() {
     assert_eq!(code, 0, "{stderr}");
     assert!(
         stdout.starts_with(
-            r#"{"execution": {"mode": "direct"}, "files": [".dockerignore", "Cargo.toml","#
+            r#"{"execution": {"mode": "direct"}, "files": [".dockerignore", "Cargo.lock", "Cargo.toml","#
         ),
         "{stdout}"
     );
@@ -213,8 +213,10 @@ fn selection_and_summary() {
     }
 }
 
+/// Nothing in the project depends on where it is written or from where (the checkout path
+/// in `Cargo.toml` is absolute, the lock file is resolved from the checkout's lock).
 #[test]
-fn output_is_independent_of_cwd_and_output_path_except_the_runtime_path() {
+fn output_is_independent_of_cwd_and_output_path() {
     let a = TempDir::new("det-a");
     let b = TempDir::new("det-b");
     let nested = b.path().join("x/y");
@@ -237,29 +239,96 @@ fn output_is_independent_of_cwd_and_output_path_except_the_runtime_path() {
     );
     let left = read_tree(&a.path().join("o"));
     let right = read_tree(&nested.join("deep/o"));
-    assert_eq!(left.len(), right.len());
-    for ((lp, lb), (rp, rb)) in left.iter().zip(&right) {
-        assert_eq!(lp, rp);
-        if lp != "Cargo.toml" {
-            assert_eq!(lb, rb, "{lp} differs between output locations");
-        }
+    assert_eq!(
+        left.iter().map(|(p, _)| p).collect::<Vec<_>>(),
+        right.iter().map(|(p, _)| p).collect::<Vec<_>>()
+    );
+    for ((path, l), (_, r)) in left.iter().zip(&right) {
+        assert_eq!(l, r, "{path} differs between output locations");
     }
 }
 
-/// The whole tree as text, with the machine-specific runtime path replaced.
+/// The runtime is the version requirement of this release, patched to the checkout by an
+/// absolute path; the shipped Cargo.lock is complete (`cargo metadata --locked --offline`
+/// accepts it) and holds only what the transport needs; `--no-lockfile` leaves it out.
+#[test]
+fn projects_pin_the_runtime_and_ship_a_complete_lock_file() {
+    let tmp = TempDir::new("lock");
+    let (code, stdout, stderr) = run(
+        tmp.path(),
+        &["generate", "rest", &pricing(), "--output-dir", "o"],
+    );
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stdout.contains(r#""Cargo.lock", "Cargo.toml""#), "{stdout}");
+    let cargo_toml = std::fs::read_to_string(tmp.path().join("o/Cargo.toml")).unwrap();
+    let runtime = workspace_root()
+        .join("apizr-runtime")
+        .canonicalize()
+        .unwrap();
+    assert!(
+        cargo_toml.contains(&format!(
+            "apizr-runtime = {{ version = \"={}\", features = [\"rest\"] }}",
+            env!("CARGO_PKG_VERSION")
+        )),
+        "{cargo_toml}"
+    );
+    assert!(
+        cargo_toml.contains(&format!(
+            "[patch.crates-io]\napizr-runtime = {{ path = \"{}\" }}",
+            runtime.display()
+        )),
+        "{cargo_toml}"
+    );
+    let lock = std::fs::read_to_string(tmp.path().join("o/Cargo.lock")).unwrap();
+    assert!(lock.contains("name = \"apizr-rest-pricing\""), "{lock}");
+    assert!(lock.contains("name = \"axum\""), "{lock}");
+    // Only the REST feature's crates: the MCP SDK and the inspector are not locked.
+    assert!(!lock.contains("name = \"rmcp\""));
+    assert!(!lock.contains("name = \"apizr-inspect\""));
+    let locked = std::process::Command::new(env!("CARGO"))
+        .args(["metadata", "--locked", "--offline", "--format-version", "1"])
+        .current_dir(tmp.path().join("o"))
+        .output()
+        .unwrap();
+    assert!(
+        locked.status.success(),
+        "{}",
+        String::from_utf8_lossy(&locked.stderr)
+    );
+    let (code, stdout, _) = run(
+        tmp.path(),
+        &[
+            "generate",
+            "rest",
+            &pricing(),
+            "--output-dir",
+            "n",
+            "--no-lockfile",
+        ],
+    );
+    assert_eq!(code, 0);
+    assert!(!stdout.contains("Cargo.lock"), "{stdout}");
+    assert!(!tmp.path().join("n/Cargo.lock").exists());
+}
+
+/// The whole tree as text, with the machine-specific parts redacted: the checkout path in
+/// `Cargo.toml` (and so that file's size) and the lock file's content (it follows the
+/// workspace's Cargo.lock; `projects_pin_the_runtime_and_ship_a_complete_lock_file` checks it).
 fn tree_text(root: &Path) -> String {
     let mut out = String::new();
     for (path, bytes) in read_tree(root) {
+        if path == "Cargo.lock" {
+            out.push_str("=== Cargo.lock (resolved from the checkout's Cargo.lock)\n");
+            continue;
+        }
         let text = String::from_utf8_lossy(&bytes).into_owned();
-        // The relative path to the checkout depends on where the checkout lives, and so does
-        // the size of the file that holds it: redact both.
         let mut redacted = false;
         let text = text
             .lines()
             .map(|line| {
                 if line.starts_with("apizr-runtime = { path = ") {
                     redacted = true;
-                    "apizr-runtime = { path = \"<checkout>/apizr-runtime\", features = [..] }"
+                    "apizr-runtime = { path = \"<checkout>/apizr-runtime\" }"
                 } else {
                     line
                 }

@@ -1,8 +1,9 @@
 //! End to end: generated projects are real crates that build and serve.
 //!
-//! `apizr generate rest|mcp` writes a project under `target/generated/projects/`, cargo builds
-//! it with the shared target directory `target/generated` (the workspace's `Cargo.lock` is
-//! copied in so the versions match what the workspace already builds), and then:
+//! `apizr generate rest|mcp` writes a project one directory deeper under
+//! `target/generated/projects/`, the project is moved up to another depth (it must not care
+//! where it lives), and cargo builds it `--locked --offline` with its own generated
+//! `Cargo.lock` and the shared target directory `target/generated`; then:
 //! * the REST server (direct and governed v1) is started on a free loopback port and called
 //!   over real HTTP (`/readyz`, `/health`, successful calls, module state kept in direct mode
 //!   and reset in governed mode, a 422, `/openapi.json` = the generated file);
@@ -45,11 +46,12 @@ fn generate_and_build(transport: &str, governed: bool) -> (PathBuf, PathBuf) {
     let root = workspace_root();
     let projects = root.join("target/generated/projects");
     std::fs::create_dir_all(&projects).unwrap();
-    let dir = projects.join(format!(
-        "service-{transport}-{governed}-{}",
-        std::process::id()
-    ));
+    let name = format!("service-{transport}-{governed}-{}", std::process::id());
+    let dir = projects.join(&name);
+    let staging = projects.join(format!("{name}.staging"));
     let _ = std::fs::remove_dir_all(&dir);
+    let _ = std::fs::remove_dir_all(&staging);
+    let generated_at = staging.join("one/deeper");
     let source = root.join("tests/fixtures/generate/sources/service.py");
     let policy = projects.join(format!("policy-{}.json", std::process::id()));
     std::fs::write(&policy, "{}").unwrap();
@@ -58,7 +60,7 @@ fn generate_and_build(transport: &str, governed: bool) -> (PathBuf, PathBuf) {
         transport,
         source.to_str().unwrap(),
         "--output-dir",
-        dir.to_str().unwrap(),
+        generated_at.to_str().unwrap(),
     ];
     if governed {
         argv.extend(["--execution-policy", policy.to_str().unwrap()]);
@@ -70,22 +72,26 @@ fn generate_and_build(transport: &str, governed: bool) -> (PathBuf, PathBuf) {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let cargo_toml = std::fs::read_to_string(dir.join("Cargo.toml")).unwrap();
-    assert!(
-        cargo_toml.contains("apizr-runtime = { path = \"../../../../apizr-runtime\""),
-        "{cargo_toml}"
-    );
-    std::fs::copy(root.join("Cargo.lock"), dir.join("Cargo.lock")).unwrap();
+    // Moved two directories up: a depth-relative runtime path would no longer resolve.
+    std::fs::rename(&generated_at, &dir).unwrap();
+    std::fs::remove_dir_all(&staging).unwrap();
+    assert!(dir.join("Cargo.lock").is_file(), "no Cargo.lock generated");
     let target = root.join("target/generated");
     let status = Command::new(env!("CARGO"))
-        .args(["build", "--quiet", "--manifest-path"])
+        .args([
+            "build",
+            "--quiet",
+            "--locked",
+            "--offline",
+            "--manifest-path",
+        ])
         .arg(dir.join("Cargo.toml"))
         .env("CARGO_TARGET_DIR", &target)
         .status()
         .unwrap();
     assert!(
         status.success(),
-        "cargo build of the generated {transport} project failed"
+        "cargo build --locked of the moved, generated {transport} project failed"
     );
     let binary = target.join(format!("debug/apizr-{transport}-service"));
     assert!(binary.is_file());

@@ -53,6 +53,8 @@ fn check_mode(source: &Path, args: &[String], mode: &str, golden: &Value) -> Vec
         source.file_name().unwrap().to_string_lossy().into_owned(),
         "--output-dir".into(),
         out_dir.to_string_lossy().into_owned(),
+        // The lock file is not part of the reference's output and costs a cargo run.
+        "--no-lockfile".into(),
     ];
     argv.extend(args.iter().cloned());
     if governed {

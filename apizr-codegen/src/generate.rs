@@ -219,7 +219,12 @@ fn render(planned: &Planned, dependency: &RuntimeDependency) -> Result<Generated
         (None, None) => SummaryMode::Direct,
     };
     let summary = pyjson::summary(planned.transport, mode, tree.keys());
-    Ok(Generated { tree, summary })
+    Ok(Generated {
+        tree,
+        summary,
+        transport: planned.transport,
+        mode,
+    })
 }
 
 /// `source/<module path>.py` (the executable text), an empty `__init__.py` for each dotted

@@ -35,6 +35,8 @@
 //! * [`openapi`], [`mcp`], [`manifest`] — the contract documents (byte parity with 0.4.6);
 //! * [`project`] — the Rust crate around them, rendered from the workspace's
 //!   `templates/generate/` (askama, text escaper);
+//! * [`lockfile`] — the project's `Cargo.lock`, resolved offline by cargo in a scratch dir
+//!   (the only module that starts a process);
 //! * [`output`] — output-directory safety and the one place that writes (temp dir + rename).
 //!
 //! Why a crate of its own: the generator is reusable code (the macro backend, tests, other
@@ -43,6 +45,7 @@
 
 pub mod conditional;
 pub mod generate;
+pub mod lockfile;
 pub mod manifest;
 pub mod mcp;
 pub mod model;

@@ -13,6 +13,8 @@ use apizr_ir::policy::PolicyV1;
 use apizr_ir::policy_v2::PolicyV2;
 use apizr_ir::{Digest, Inspection, SourceKind};
 
+use crate::pyjson::SummaryMode;
+
 /// Sorted relative paths (always `/`-separated) → file bytes.
 pub type FileTree = BTreeMap<String, Vec<u8>>;
 
@@ -49,18 +51,30 @@ impl Transport {
 }
 
 /// How the generated `Cargo.toml` finds `apizr-runtime`.
+///
+/// The dependency line is always the version requirement of this apizr release, so the
+/// project means the same thing everywhere; a local checkout is added as a
+/// `[patch.crates-io]` entry with an *absolute* path. Why absolute and why a patch: the
+/// project then builds wherever it is copied on the machine that has the checkout (a relative
+/// path broke one directory deeper), the machine-specific part is one removable section, and
+/// once the crate is published, deleting that section builds against crates.io unchanged.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum RuntimeDependency {
-    /// `path = "…"` (a checkout next to the project).
-    Path(String),
-    /// `version = "…"` (the published crate).
+    /// The version requirement, patched to the `apizr-runtime` directory at this absolute path.
+    Checkout(String),
+    /// The version requirement alone (the published crate).
     Version(String),
 }
 
 impl RuntimeDependency {
     /// The version requirement matching this apizr release.
     pub fn version() -> Self {
-        RuntimeDependency::Version(format!("={}", env!("CARGO_PKG_VERSION")))
+        RuntimeDependency::Version(Self::requirement())
+    }
+
+    /// `=<this release>`: generated projects pin the runtime they were generated for.
+    pub fn requirement() -> String {
+        format!("={}", env!("CARGO_PKG_VERSION"))
     }
 }
 
@@ -87,6 +101,17 @@ pub struct Request {
 pub struct Generated {
     pub tree: FileTree,
     pub summary: String,
+    pub(crate) transport: Transport,
+    pub(crate) mode: SummaryMode,
+}
+
+impl Generated {
+    /// Add a file produced outside the pure generator (the resolved `Cargo.lock`); the
+    /// summary's file list follows.
+    pub fn insert_file(&mut self, path: &str, bytes: Vec<u8>) {
+        self.tree.insert(path.to_string(), bytes);
+        self.summary = crate::pyjson::summary(self.transport, self.mode, self.tree.keys());
+    }
 }
 
 /// Why nothing was generated. `Display` is the stderr message (the reference's where known).

@@ -39,6 +39,8 @@ pub struct ProjectView {
     pub oci: bool,
     pub apizr_version: &'static str,
     pub runtime_dependency: String,
+    /// The `[patch.crates-io]` line for a local checkout (empty: none).
+    pub runtime_patch: String,
     pub capability_count: usize,
     pub capabilities: Vec<CapabilityView>,
     pub bundle_files: Vec<String>,
@@ -105,16 +107,17 @@ fn view(planned: &Planned, dependency: &RuntimeDependency) -> ProjectView {
     let module = planned.inspection.capability_ir.source.module.clone();
     let package = package_name(transport, &module);
     let feature = transport.name();
-    let runtime_dependency = match dependency {
-        RuntimeDependency::Path(path) => format!(
-            "apizr-runtime = {{ path = {}, features = [\"{feature}\"] }}",
-            toml_string(path)
+    let (requirement, runtime_patch) = match dependency {
+        RuntimeDependency::Checkout(path) => (
+            RuntimeDependency::requirement(),
+            format!("apizr-runtime = {{ path = {} }}", toml_string(path)),
         ),
-        RuntimeDependency::Version(version) => format!(
-            "apizr-runtime = {{ version = {}, features = [\"{feature}\"] }}",
-            toml_string(version)
-        ),
+        RuntimeDependency::Version(requirement) => (requirement.clone(), String::new()),
     };
+    let runtime_dependency = format!(
+        "apizr-runtime = {{ version = {}, features = [\"{feature}\"] }}",
+        toml_string(&requirement)
+    );
     let mut bundle_files: Vec<String> = vec![transport.manifest_path().to_string()];
     bundle_files.push("capability-ir.json".into());
     bundle_files.push("readiness.json".into());
@@ -162,6 +165,7 @@ fn view(planned: &Planned, dependency: &RuntimeDependency) -> ProjectView {
         oci: planned.oci.is_some(),
         apizr_version: APIZR_VERSION,
         runtime_dependency,
+        runtime_patch,
         capability_count: planned.contracts.len(),
         capabilities,
         bundle_files,
