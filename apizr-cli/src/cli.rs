@@ -35,6 +35,18 @@ Examples:
   apizr inspect analysis.ipynb --strip-magics
   apizr inspect src/ --format text                 one line per module";
 
+const EXECUTE_EXAMPLES: &str = "\
+Exit status:
+  0  the call succeeded (status `success`)
+  1  any other status; stdout is the result envelope, and a failure decided before a worker
+     ran (policy, arguments, source, selection, validation) prints one line on stderr:
+     `apizr execute: <status>: <stage>: <detail>` (left out when --report writes to stderr)
+  2  the command line is invalid, or the --audit file cannot be opened
+
+Examples:
+  apizr execute pricing.py total --arguments args.json --policy policy.json
+  apizr execute pricing.py total --arguments args.json --policy policy.json --report";
+
 /// apizr — turn Python functions into governed capabilities, without importing them.
 #[derive(Debug, Parser)]
 #[command(
@@ -57,6 +69,7 @@ pub enum Command {
     #[command(after_help = INSPECT_EXAMPLES)]
     Inspect(InspectArgs),
     /// Run one capability once under an execution policy and print the result envelope
+    #[command(after_help = EXECUTE_EXAMPLES)]
     Execute(crate::execute::ExecuteArgs),
     /// Run a piece of Python code in an interpreter tier (static, local, local_unsafe, docker,
     /// docker_unsafe) and print the result JSON
@@ -80,6 +93,22 @@ pub enum Command {
         /// The shell to generate completions for
         shell: Shell,
     },
+}
+
+impl Command {
+    /// The command's name as typed (`serve`, not `serve rest`): the prefix of its error lines.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Command::Inspect(_) => "inspect",
+            Command::Execute(_) => "execute",
+            Command::Run(_) => "run",
+            Command::Generate(_) => "generate",
+            Command::Serve(_) => "serve",
+            Command::Image(_) => "image",
+            Command::Doctor(_) => "doctor",
+            Command::Completion { .. } => "completion",
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

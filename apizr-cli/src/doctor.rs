@@ -138,7 +138,7 @@ pub fn run(args: &DoctorArgs) -> ExitCode {
         Format::Json => match serde_json::to_string_pretty(&doctor) {
             Ok(text) => println!("{text}"),
             Err(e) => {
-                eprintln!("apizr: {e}");
+                eprintln!("apizr doctor: {e}");
                 return ExitCode::from(crate::EXIT_INPUT);
             }
         },

@@ -5,19 +5,22 @@
 //! when several things are wrong: policy file → arguments file → source →
 //! inspection → selection/eligibility → effect requirements → argument validation → run.
 //! Every failure is an envelope on stdout (exit 1); exit 2 is reserved for usage errors that
-//! clap reports. Unlike the reference, bad arguments never start a worker, and the
+//! clap reports (and an audit file that cannot be opened). A failure decided before a worker
+//! ran also prints one line on stderr naming the reason ([`reason`]). Unlike the reference, bad arguments never start a worker, and the
 //! network/filesystem/subprocess deny controls are enforced by the runtime (or refused when
 //! this host cannot enforce them) instead of always being refused.
 //!
 //! * [`pydantic`] — the stdout encoding (pydantic `model_dump_json` style, as the reference's
 //!   stdout);
-//! * [`report`] — `--report`: timings, the digest chain and the enforcement report.
+//! * [`report`] — `--report`: timings, the digest chain and the enforcement report;
+//! * [`reason`] — the stderr line of a call that ended before a worker ran.
 //!
 //! The policy is read once as an [`AnyPolicy`]; after validation the call runs through the
 //! runtime's call API: [`AnyExecutor::for_policy_audited`] picks the backend (v1: a fresh sandboxed
 //! process, v2: a fresh container) and [`Outcome`] is printed in its envelope version.
 
 mod pydantic;
+mod reason;
 mod report;
 
 use std::io::Read;
@@ -35,7 +38,7 @@ use apizr_ir::{Digest, Value};
 use apizr_runtime::audit::{AUDIT_SCHEMA, AuditRecord, AuditSink, FileAuditSink};
 use apizr_runtime::call::{AnyExecutor, BackendKind, Call, Outcome};
 use apizr_runtime::oci::RuntimeImage;
-use apizr_runtime::validate::validate_arguments;
+use apizr_runtime::validate::{FieldError, validate_arguments};
 use apizr_runtime::{Executable, LauncherLocation, RuntimeConfig, Status};
 use clap::{Args, ValueEnum};
 
@@ -99,6 +102,9 @@ struct Failure {
     status: Status,
     stage: Stage,
     detail: String,
+    /// For argument validation: where in the arguments and what was expected (stderr only;
+    /// the report's `detail` stays the reference's message).
+    field: Option<FieldError>,
     /// Policy v2 answers carry the v2 envelope schema.
     v2: bool,
 }
@@ -108,6 +114,7 @@ fn fail(status: Status, stage: Stage, detail: impl std::fmt::Display) -> Failure
         status,
         stage,
         detail: detail.to_string(),
+        field: None,
         v2: false,
     }
 }
@@ -122,14 +129,30 @@ pub fn run(args: &ExecuteArgs) -> ExitCode {
         Ok(sink) => sink,
         Err(message) => {
             // An audit trail that was asked for and cannot be written: nothing runs.
-            eprintln!("apizr: {message}");
+            eprintln!(
+                "{} {message}",
+                crate::style::Style::for_stderr().error("apizr execute:")
+            );
             return ExitCode::from(crate::EXIT_INPUT);
         }
     };
     let mut report = Report::new();
+    // A report written to stderr already holds the stage and detail (and must stay one document).
+    let say_why = |line: String| {
+        if args.report.as_deref() != Some(Path::new("-")) {
+            let style = crate::style::Style::for_stderr();
+            eprintln!("{} {line}", style.error("apizr execute:"));
+        }
+    };
     let outcome = match execute(args, audit.clone(), &mut report) {
-        Ok(outcome) => outcome,
+        Ok(outcome) => {
+            if let Some(line) = reason::refused_by_runtime(&outcome) {
+                say_why(line);
+            }
+            outcome
+        }
         Err(f) => {
+            say_why(reason::line(f.status, f.stage, &f.detail, f.field.as_ref()));
             report.finish_stage(f.stage, &f.detail);
             if let Some(sink) = &audit {
                 // The call ended before the runtime (which records the calls it runs).
@@ -215,12 +238,22 @@ fn execute(
     let started = Instant::now();
     let policy_bytes =
         read_limited(&args.policy, MAX_POLICY_BYTES).map_err(|e| invalid(Stage::Policy, e))?;
+    // Errors inside a file name the file (stderr line and report).
+    let in_policy = |e: &dyn std::fmt::Display| {
+        invalid(Stage::Policy, format!("{}: {e}", args.policy.display()))
+    };
+    let in_arguments = |e: &dyn std::fmt::Display| {
+        invalid(
+            Stage::Arguments,
+            format!("{}: {e}", args.arguments.display()),
+        )
+    };
     let policy_doc: serde_json::Value =
-        serde_json::from_slice(&policy_bytes).map_err(|e| invalid(Stage::Policy, e))?;
+        serde_json::from_slice(&policy_bytes).map_err(|e| in_policy(&e))?;
     let policy = if AnyPolicy::is_v2_document(&policy_doc) {
         AnyPolicy::V2(policy_v2(args, &policy_doc)?)
     } else {
-        let policy = PolicyV1::from_json(&policy_doc).map_err(|e| invalid(Stage::Policy, e))?;
+        let policy = PolicyV1::from_json(&policy_doc).map_err(|e| in_policy(&e))?;
         if args.runtime_image.is_some() || args.runtime_platform.is_some() {
             return Err(invalid(
                 Stage::Policy,
@@ -236,10 +269,9 @@ fn execute(
     let limit = policy.limits().max_input_bytes;
     let raw = read_limited(&args.arguments, limit).map_err(|e| invalid(Stage::Arguments, e))?;
     let raw = raw.strip_prefix("\u{feff}".as_bytes()).unwrap_or(&raw);
-    preflight(raw, limit).map_err(|e| invalid(Stage::Arguments, e))?;
-    let payload =
-        parse_permissive(raw).map_err(|e| invalid(Stage::Arguments, e.python_message(raw)))?;
-    check_budget(&payload, DEFAULT_VALUE_BYTES).map_err(|e| invalid(Stage::Arguments, e))?;
+    preflight(raw, limit).map_err(|e| in_arguments(&e))?;
+    let payload = parse_permissive(raw).map_err(|e| in_arguments(&e.python_message(raw)))?;
+    check_budget(&payload, DEFAULT_VALUE_BYTES).map_err(|e| in_arguments(&e))?;
     report.time("read", started);
 
     // 4. Source and inspection (on a large stack: the parser recurses).
@@ -275,13 +307,13 @@ fn execute(
         ));
     }
     let contract = planned
-        .map_err(|e| {
-            let status = if e.is_refusal() {
-                Status::PolicyRefused
-            } else {
-                Status::InvalidInput
-            };
-            fail(status, Stage::Plan, e)
+        .map_err(|e| match crate::refusal::refused_capabilities(&e) {
+            Some(list) => fail(
+                Status::PolicyRefused,
+                Stage::Plan,
+                format!("cannot run {list}: only ready capabilities run"),
+            ),
+            None => invalid(Stage::Plan, e),
         })?
         .into_iter()
         .next()
@@ -322,8 +354,11 @@ fn execute(
         return Err(on_v2(invalid(Stage::Validate, detail)));
     }
     request_budget(&payload, &plan).map_err(|e| on_v2(invalid(Stage::Validate, e)))?;
-    let validated = validate_arguments(&contract.parameters, &payload)
-        .map_err(|e| on_v2(invalid(Stage::Validate, e)))?;
+    let validated = validate_arguments(&contract.parameters, &payload).map_err(|e| {
+        let mut failure = invalid(Stage::Validate, &e);
+        failure.field = Some(e.field_error());
+        on_v2(failure)
+    })?;
     report.time("validate", started);
 
     // 7. Run through the call API: v1 in a fresh sandboxed process, v2 in a fresh container.
@@ -379,7 +414,8 @@ fn policy_v2(args: &ExecuteArgs, doc: &serde_json::Value) -> Result<PolicyV2, Fa
             "--runtime-image must be sha256:<64 hex>",
         ));
     }
-    PolicyV2::from_json(doc).map_err(|e| invalid(Stage::Policy, e))
+    PolicyV2::from_json(doc)
+        .map_err(|e| invalid(Stage::Policy, format!("{}: {e}", args.policy.display())))
 }
 
 /// The reference's worker request `{"arguments", "plan", "plan_digest"}` is held to the value

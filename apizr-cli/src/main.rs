@@ -12,6 +12,7 @@ mod generate;
 mod image;
 mod inspect;
 mod project_report;
+mod refusal;
 mod report;
 mod run;
 mod serve;
@@ -58,8 +59,11 @@ fn main() -> ExitCode {
     match result {
         Ok(code) => code,
         Err(error) => {
+            // Errors name the command that failed (`apizr serve: …`), as every other error
+            // line of this tool does.
             let style = Style::for_stderr();
-            eprintln!("{} {error:#}", style.error("apizr:"));
+            let prefix = format!("apizr {}:", cli.command.name());
+            eprintln!("{} {error:#}", style.error(&prefix));
             ExitCode::from(EXIT_INPUT)
         }
     }

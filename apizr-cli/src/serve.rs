@@ -11,6 +11,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::{Context, anyhow, bail};
+use apizr_inspect::interface::PlanError;
 use apizr_inspect::{InspectOptions, interface, on_inspect_stack};
 use apizr_ir::SourceKind;
 use apizr_ir::plan::BoundSource;
@@ -36,6 +37,7 @@ Examples:
   apizr serve rest examples/pricing.py --port 9000
   curl -s localhost:9000/capabilities/total -d '{\"prices\": [1, 2.5]}'
   apizr serve rest tools.py --policy policy.json    governed: one sandboxed worker per call
+  apizr serve rest tools.py --select f --allow-conditional   also a `conditional` function
   apizr serve rest tools.py --policy v2.json --runtime-image sha256:… --runtime-platform linux/amd64
   apizr serve rest tools.py --host 0.0.0.0 --token \"$TOKEN\"
   apizr serve rest --bundle generated/                a generated project, without cargo build
@@ -64,6 +66,10 @@ pub struct ServeArgs {
     /// Comma-separated function names or capability IDs (default: all; all must be READY)
     #[arg(long, value_name = "NAMES")]
     pub select: Option<String>,
+    /// Also serve selected `conditional` capabilities (needs --select; their reasons are
+    /// printed at start). `unsupported` and `ambiguous` ones are still refused
+    #[arg(long, requires = "select", conflicts_with = "bundle")]
+    pub allow_conditional: bool,
     /// Execution policy: `apizr.execution/v1` (one fresh sandboxed worker per call) or
     /// `apizr.execution/v2` (one fresh container per call; needs --runtime-image/-platform)
     #[arg(long, value_name = "FILE")]
@@ -209,13 +215,24 @@ pub fn build_spec(args: &ServeArgs) -> anyhow::Result<ServeSpec> {
         .map(interface::parse_selection)
         .transpose()?;
     // Inspection and planning recurse over the syntax tree: run them on a large stack.
-    let (outcome, contracts) = on_inspect_stack(|| {
+    let (outcome, contracts, conditional) = on_inspect_stack(|| {
         let (outcome, parsed) =
             apizr_inspect::inspect_bytes_parsed(&bytes, kind, &module, InspectOptions::default())?;
-        let contracts =
-            interface::plan_interfaces(&parsed, &outcome.inspection, selection.as_deref())?;
-        anyhow::Ok((outcome, contracts))
+        let planned = match (&selection, args.allow_conditional) {
+            // The same rule as `generate --allow-conditional` (one implementation).
+            (Some(selection), true) => {
+                apizr_codegen::conditional::plan(&parsed, &outcome.inspection, selection)
+            }
+            _ => interface::plan_interfaces(&parsed, &outcome.inspection, selection.as_deref())
+                .map(|contracts| (contracts, None)),
+        };
+        let (contracts, conditional) =
+            planned.map_err(|e| serve_refusal(e, args.allow_conditional))?;
+        anyhow::Ok((outcome, contracts, conditional))
     })??;
+    if let Some(conditional) = &conditional {
+        announce_conditional(conditional);
+    }
     let inspection = outcome.inspection.clone();
     let bound = BoundSource::of(&inspection);
     let executable = Executable::new(outcome.executable);
@@ -243,6 +260,43 @@ pub fn build_spec(args: &ServeArgs) -> anyhow::Result<ServeSpec> {
         },
         mode,
     ))
+}
+
+/// The planner's refusal, worded for `serve` (see [`crate::refusal`]), with the flag that
+/// serves `conditional` capabilities.
+fn serve_refusal(error: PlanError, allow_conditional: bool) -> anyhow::Error {
+    let Some(list) = crate::refusal::refused_capabilities(&error) else {
+        return anyhow!(error);
+    };
+    let hint = if allow_conditional {
+        "--allow-conditional covers conditional capabilities only"
+    } else {
+        "serve only ready capabilities (--select NAMES), or conditional ones with \
+         --select NAMES --allow-conditional"
+    };
+    anyhow!("cannot serve {list}; {hint}")
+}
+
+/// `--allow-conditional`: which conditional capabilities are served and why they are
+/// conditional, so the choice stays visible (a generated project records it in its manifest).
+fn announce_conditional(conditional: &apizr_ir::Value) {
+    let apizr_ir::Value::Object(map) = conditional else {
+        return;
+    };
+    for (id, record) in map {
+        let reasons = match record.get("reasons") {
+            Some(apizr_ir::Value::Array(codes)) => codes
+                .iter()
+                .filter_map(|c| match c {
+                    apizr_ir::Value::Str(code) => Some(code.as_str()),
+                    _ => None,
+                })
+                .collect::<Vec<_>>()
+                .join(", "),
+            _ => String::new(),
+        };
+        eprintln!("apizr serve: serving conditional capability {id} ({reasons})");
+    }
 }
 
 /// A v1 policy (governed) or a v2 policy with its image (containers), checked as `execute`

@@ -300,3 +300,84 @@ fn deny_controls_are_enforced_or_refused() {
         }
     }
 }
+
+/// A call that ends before a worker runs says why in one stderr line (`apizr execute:
+/// <status>: <stage>: <detail>`, naming the file, the policy field, the capability or the
+/// argument path); stdout keeps the reference's envelope bytes and the exit code stays 1. With
+/// `--report` on stderr the line is left out: stderr stays one JSON document.
+#[test]
+fn failures_before_a_worker_say_why_on_one_stderr_line() {
+    for (case, want) in [
+        (
+            "missing_arguments_file",
+            "invalid_input: arguments: absent.json: No such file or directory",
+        ),
+        (
+            "invalid_syntax_arguments",
+            "invalid_input: arguments: arguments.json: Expecting property name",
+        ),
+        (
+            "policy_unknown_key",
+            "invalid_input: policy: policy.json: bogus: unknown field; expected one of",
+        ),
+        (
+            "policy_string_int",
+            "invalid_input: policy: policy.json: limits.wall_time_ms: expected an integer",
+        ),
+        (
+            "policy_v2_without_image",
+            "invalid_input: policy: OCI policy requires --runtime-image and --runtime-platform",
+        ),
+        ("missing_source", "invalid_input: source: missing.py: "),
+        (
+            "deny_network_unknown_capability",
+            "invalid_input: plan: Unknown capability selection: nope",
+        ),
+        (
+            "ineligible_generator",
+            "policy_refused: plan: cannot run gen: unsupported (APIZR-READY-005, APIZR-READY-016)",
+        ),
+        (
+            "require_known_effects",
+            "policy_refused: plan: unknown_required_effect: network",
+        ),
+        (
+            "invalid_missing_field",
+            "invalid_input: validate: Missing required field: x (at /x: expected integer, \
+             found missing)",
+        ),
+        (
+            "invalid_int_true",
+            "invalid_input: validate: Value does not match the declared input type (at /x: \
+             expected integer, found boolean)",
+        ),
+    ] {
+        let dir = cases_root().join(case);
+        let expected: Json =
+            serde_json::from_slice(&std::fs::read(dir.join("expected.json")).unwrap()).unwrap();
+        let (spec, output) = run_case(&dir, &[]);
+        assert_eq!(output.status.code(), Some(1), "{case}");
+        // (Cases with an `ours` entry document a deliberate status difference.)
+        if spec.get("ours").is_none() {
+            assert_eq!(
+                String::from_utf8_lossy(&output.stdout),
+                expected["stdout"].as_str().unwrap(),
+                "{case}"
+            );
+        }
+        let stderr = String::from_utf8(output.stderr).unwrap();
+        let want = format!("apizr execute: {want}");
+        assert!(stderr.starts_with(&want), "{case}: {stderr}");
+        assert_eq!(stderr.lines().count(), 1, "{case}: {stderr}");
+        // The report on stderr holds the same stage and detail, and nothing else is printed.
+        let (_, reported) = run_case(&dir, &["--report"]);
+        let report: Json = serde_json::from_slice(&reported.stderr).unwrap();
+        let from_report = format!(
+            "apizr execute: {}: {}: {}",
+            report["status"].as_str().unwrap(),
+            report["stage"].as_str().unwrap(),
+            report["detail"].as_str().unwrap()
+        );
+        assert!(stderr.starts_with(&from_report), "{case}: {report}");
+    }
+}

@@ -246,3 +246,84 @@ fn serves_a_generated_project_and_refuses_a_tampered_one() {
         "{stderr}"
     );
 }
+
+/// `serve --allow-conditional` serves an explicitly selected `conditional` function (direct
+/// and governed) and says so at start; without the flag the refusal names serve's own verb,
+/// the refused function with its reasons and the flag; `unsupported`/`ambiguous` functions
+/// stay refused with it; the flag needs --select. Errors are prefixed `apizr serve:`.
+#[test]
+fn allow_conditional_serves_selected_conditional_functions() {
+    let dir = tmp("conditional");
+    let cond = dir.join("cond.py");
+    std::fs::write(
+        &cond,
+        "import logging\nlog = logging.getLogger()\ndef f(x: int) -> int:\n    return x + 1\n",
+    )
+    .unwrap();
+    let amb = dir.join("amb.py");
+    std::fs::write(
+        &amb,
+        "def f(x: int) -> int:\n    return x\ndef f(x: str) -> str:\n    return x\n",
+    )
+    .unwrap();
+    let (cond, amb) = (cond.to_str().unwrap(), amb.to_str().unwrap());
+
+    let refused = run(&["serve", "rest", cond, "--select", "f", "--port", "1"]);
+    assert_eq!(refused.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&refused.stderr).trim_end(),
+        "apizr serve: cannot serve f: conditional (APIZR-READY-004); serve only ready \
+         capabilities (--select NAMES), or conditional ones with --select NAMES \
+         --allow-conditional"
+    );
+    let ambiguous = run(&["serve", "rest", amb, "--select", "f", "--allow-conditional"]);
+    assert_eq!(ambiguous.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&ambiguous.stderr);
+    assert!(
+        stderr.starts_with("apizr serve: cannot serve f: ambiguous")
+            && stderr.contains("--allow-conditional covers conditional capabilities only"),
+        "{stderr}"
+    );
+    let unselected = run(&["serve", "rest", cond, "--allow-conditional"]);
+    assert_eq!(unselected.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&unselected.stderr).contains("--select"));
+
+    std::fs::write(dir.join("policy.json"), "{}").unwrap();
+    let policy = dir.join("policy.json");
+    for (mode, extra) in [
+        ("direct", vec![]),
+        ("governed", vec!["--policy", policy.to_str().unwrap()]),
+    ] {
+        let log = dir.join(format!("{mode}.log"));
+        let mut args = vec![
+            cond,
+            "--select",
+            "f",
+            "--allow-conditional",
+            "--workers",
+            "1",
+        ];
+        args.extend(extra);
+        let server = Served::spawn_ready_logging(
+            &args,
+            &[],
+            Duration::from_secs(30),
+            Duration::from_secs(30),
+            std::fs::File::create(&log).unwrap().into(),
+        );
+        assert_eq!(
+            server.post("f", r#"{"x": 41}"#),
+            (200, "42".into()),
+            "{mode}"
+        );
+        drop(server);
+        let text = std::fs::read_to_string(&log).unwrap();
+        assert!(
+            text.contains(
+                "apizr serve: serving conditional capability python:cond:f (APIZR-READY-004)"
+            ),
+            "{mode}: {text}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

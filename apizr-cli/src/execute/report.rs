@@ -27,6 +27,21 @@ pub enum Stage {
     Run,
 }
 
+impl Stage {
+    /// The name used in the report's `stage` and in the stderr reason line.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Stage::Policy => "policy",
+            Stage::Arguments => "arguments",
+            Stage::Source => "source",
+            Stage::Inspect => "inspect",
+            Stage::Plan => "plan",
+            Stage::Validate => "validate",
+            Stage::Run => "run",
+        }
+    }
+}
+
 #[derive(Debug, Serialize)]
 pub struct Report {
     pub schema_version: &'static str,
