@@ -1,4 +1,4 @@
-//! Readiness explanations: for every input under `tests/fixtures/explain/`, the text report
+//! Readiness explanations: for every input under `tests/fixtures/inspect/explain/`, the text report
 //! (`apizr inspect FILE`) and the explanation document (`apizr inspect FILE --explain`) are
 //! insta snapshots. Beyond the snapshots, each run checks what must hold for any input: the
 //! envelope (`--format json`) is unchanged by explaining, the document names the readiness
@@ -17,7 +17,7 @@ use serde_json::Value;
 use support::{TempDir, apizr, workspace_root};
 
 fn corpus() -> PathBuf {
-    workspace_root().join("tests/fixtures/explain")
+    workspace_root().join("tests/fixtures/inspect/explain")
 }
 
 fn inputs() -> Vec<String> {
