@@ -24,13 +24,13 @@ use apizr_runtime::ir::policy_v2::PolicyV2;
 use apizr_runtime::ir::{ParameterKind, TypeKind};
 use apizr_runtime::oci::sweep::OWNER_LABEL;
 use apizr_runtime::oci::{
-    ContainerPath, EXECUTION_LABEL, Engine, OciCall, OciConfig, OciOutcome, OciPool, OciRuntime,
-    PoolConfig, PoolStats, PoolWorkload, RuntimeImage,
+    ContainerPath, EXECUTION_LABEL, Engine, EngineKind, OciCall, OciConfig, OciOutcome, OciPool,
+    OciRuntime, PoolConfig, PoolStats, PoolWorkload, RuntimeImage,
 };
 use apizr_runtime::owner::Owner;
 use serde_json::json;
 
-use common::oci::{Lies, LyingEngine, image};
+use common::oci::{Lies, LyingEngine, image, podman_runsc};
 use common::{call, call0, param, ts};
 
 fn v2(text: &str) -> PolicyV2 {
@@ -494,4 +494,43 @@ def forge():\n    body = b'{\"schema_version\":\"apizr.execution-result/v1\",\"s
     wait_for(&pool, Duration::from_secs(30), "no anomaly counted", |s| {
         s.anomalies == 1
     });
+}
+
+/// gVisor through a pool: the prepared container's own view (read before it was pooled) shows
+/// gVisor's kernel. Docker with `runsc` registered, or Podman's gVisor service.
+#[test]
+fn pooled_gvisor_containers_are_attested_inside() {
+    let Some(image) = image() else { return };
+    let engine = Engine::from_env().unwrap();
+    let (socket, image) = if engine.kind == EngineKind::Podman {
+        let Some((socket, image)) = podman_runsc() else {
+            return;
+        };
+        (Some(socket), image)
+    } else {
+        let caps = engine.capabilities().unwrap();
+        if !caps.runtimes.iter().any(|r| r == "runsc") {
+            apizr_test_support::skip(
+                "runtime runsc is not registered (run scripts/ci-gvisor-setup)",
+            );
+            return;
+        }
+        (None, image.clone())
+    };
+    let config = OciConfig {
+        socket,
+        runtime: Some("runsc".into()),
+        ..OciConfig::default()
+    };
+    let policy = v2(r#"{"limits":{"wall_time_ms":30000}}"#);
+    let source = "def ping():\n    return 'pong'\n";
+    let pool = pool_with(config, PoolConfig::with_size(1));
+    pool.warm(workload(source, &policy, &image));
+    wait_ready(&pool, 1);
+    let out = run(&pool, &call0(source, "ping"), &policy, &image);
+    assert_eq!(out.report.path, ContainerPath::Pooled, "{}", report(&out));
+    assert_eq!(status(&out), "success", "{}", report(&out));
+    let seen = out.report.attestation.as_ref().unwrap();
+    assert_eq!(seen.sandbox, "gvisor", "{}", report(&out));
+    assert_eq!(out.report.verified.as_ref().unwrap().runtime, "runsc");
 }
