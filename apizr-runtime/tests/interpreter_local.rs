@@ -470,9 +470,8 @@ fn the_compatibility_matrix_is_measured_per_tier() {
             support.features["policy_applied"],
             support.tier.applies_policy()
         );
-        if !support.tier.is_docker() {
-            assert_eq!(support.features["copy_in"], support.tier.executes());
-        }
+        // No sessions yet: copy in/out is not claimed by any tier.
+        assert!(!support.features["copy_in"] && !support.features["copy_out"]);
     }
     // No image configured: the docker tiers say they cannot run, and why.
     assert!(!matrix[4].features["execute_code"]);
@@ -658,4 +657,118 @@ fn host_files_are_out_of_reach_unless_granted() {
         nix::unistd::geteuid().as_raw()
     );
     std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn every_result_reports_the_probed_enforcement() {
+    // Runs that end before the code starts (too big, refused imports, the static tier, a
+    // refused policy) report the tier's measured enforcement like runs that execute.
+    let scope = Scope::new("report");
+    let allowlist = |tier: &str| {
+        scope.env(
+            tier,
+            EnvironmentOptions {
+                allowed_imports: Some(vec!["json".into()]),
+                ..EnvironmentOptions::default()
+            },
+        )
+    };
+    let network_refused = CapabilityPolicy {
+        network_access: false,
+        ..CapabilityPolicy::local()
+    };
+    let timed = CapabilityPolicy {
+        timeout: 0.5,
+        ..CapabilityPolicy::local()
+    };
+    let results = [
+        (
+            Tier::Static,
+            scope
+                .env("static", EnvironmentOptions::default())
+                .execute("print(1)"),
+        ),
+        (
+            Tier::Static,
+            scope
+                .env("static", EnvironmentOptions::default())
+                .execute("def f(:"),
+        ),
+        (Tier::Local, allowlist("local").execute("import socket")),
+        (
+            Tier::LocalUnsafe,
+            allowlist("local_unsafe").execute("import os"),
+        ),
+        (
+            Tier::Local,
+            scope
+                .env("local", EnvironmentOptions::default())
+                .execute(&"#".repeat(apizr_runtime::interpreter::environment::MAX_CODE_BYTES + 1)),
+        ),
+        (
+            Tier::Local,
+            scope
+                .env("local", EnvironmentOptions::default())
+                .execute("print(1)"),
+        ),
+        (
+            Tier::Local,
+            scope
+                .env("local", with_policy(timed))
+                .execute("while True: pass"),
+        ),
+        (
+            Tier::LocalUnsafe,
+            scope
+                .env("local_unsafe", EnvironmentOptions::default())
+                .execute("print(1)"),
+        ),
+        (
+            Tier::LocalUnsafe,
+            scope
+                .env("local_unsafe", with_policy(network_refused))
+                .execute("print(1)"),
+        ),
+    ];
+    for (i, (tier, r)) in results.iter().enumerate() {
+        let report = r
+            .enforcement
+            .as_ref()
+            .unwrap_or_else(|| panic!("result {i} has no enforcement report: {}", show(r)));
+        assert_eq!(
+            (report.tier, r.execution_mode),
+            (*tier, *tier),
+            "result {i}"
+        );
+        assert_eq!(report.unsafe_tier, tier.is_unsafe(), "result {i}");
+        let json: serde_json::Value = serde_json::from_str(&r.to_json()).unwrap();
+        assert!(
+            json["enforcement"]["capabilities"].is_array(),
+            "result {i}: {json}"
+        );
+    }
+    // The unsafe tier restricts nothing: the network restriction was refused, not pretended.
+    let refused = &results[8].1;
+    assert!(refused.skipped && !refused.success, "{}", show(refused));
+    assert!(
+        refused
+            .enforcement
+            .as_ref()
+            .unwrap()
+            .refused
+            .iter()
+            .any(|c| c.name() == "network_access")
+    );
+    // The timeout that ended the run is reported as enforced.
+    let timeout = &results[6].1;
+    assert!(timeout.timed_out, "{}", show(timeout));
+    let row = timeout
+        .enforcement
+        .as_ref()
+        .unwrap()
+        .capabilities
+        .iter()
+        .find(|c| c.capability.name() == "timeout")
+        .unwrap();
+    assert_eq!(row.status, Status::Enforced, "{}", row.detail);
 }

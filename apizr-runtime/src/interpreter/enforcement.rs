@@ -182,7 +182,8 @@ impl TierSupport {
     }
 }
 
-/// mellea's matrix features for `tier` (copy in/out: sessions of every executing tier here).
+/// mellea's matrix features for `tier`. `copy_in` / `copy_out` belong to persistent sessions,
+/// which this runtime does not offer yet: false for every tier rather than claimed.
 pub fn base_features(tier: Tier) -> BTreeMap<&'static str, bool> {
     let executes = tier.executes();
     BTreeMap::from([
@@ -190,8 +191,8 @@ pub fn base_features(tier: Tier) -> BTreeMap<&'static str, bool> {
         ("timeout_enforcement", executes),
         ("import_allowlist", true),
         ("policy_applied", tier.applies_policy()),
-        ("copy_in", executes),
-        ("copy_out", executes),
+        ("copy_in", false),
+        ("copy_out", false),
         ("package_installation", executes),
         ("docker_isolation", tier.is_docker()),
     ])

@@ -16,7 +16,7 @@ use apizr_inspect::{InspectError, on_inspect_stack};
 use serde_json::json;
 
 use super::docker::{DockerConfig, DockerTier};
-use super::enforcement::TierSupport;
+use super::enforcement::{EnforcementReport, TierSupport};
 use super::local::{Job, LocalTier};
 use super::packages::PackageStore;
 use super::policy::{CapabilityPolicy, PolicyError, validate_package};
@@ -246,7 +246,13 @@ impl Environment {
 
     /// The import check; `Some` ends the execution here (refused, or the `static` tier).
     pub(crate) fn check(&self, code: &str, started: Instant) -> Option<ExecutionResult> {
+        // A result that ends here still says what this tier enforces on this host for this
+        // policy (the probed report), like every result of an executing run.
         let finish = |mut r: ExecutionResult| {
+            r.enforcement = Some(EnforcementReport::assess(
+                &self.support(),
+                self.policy.as_ref(),
+            ));
             r.duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
             Some(r)
         };
