@@ -176,6 +176,17 @@ fn restrictions_hold_inside_the_container() {
     let Some(interp) = interpreter(&scope) else {
         return;
     };
+    // The baseline: without a policy (docker_unsafe) the same subprocess call succeeds.
+    let unsafe_env = interp
+        .environment("docker_unsafe", EnvironmentOptions::default())
+        .unwrap();
+    let r = unsafe_env.execute("import subprocess\nprint(subprocess.run(['true']).returncode)");
+    assert_eq!(
+        r.stdout.as_deref(),
+        Some("0"),
+        "the attack works without the control: {}",
+        show(&r)
+    );
     let policy = CapabilityPolicy {
         subprocess_execution: false,
         env_var_access: false,
