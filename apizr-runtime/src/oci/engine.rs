@@ -188,7 +188,7 @@ impl Engine {
     ) -> Result<Option<Json>, EngineError> {
         let path = format!("/containers/{}/json", http::encode_query(id));
         let resp = self.call("GET", &path, Body::None, Instant::now() + timeout)?;
-        if resp.status == 404 {
+        if resp.is_missing() {
             return Ok(None);
         }
         json_ok(resp, "GET /containers/{id}/json").map(Some)
@@ -198,14 +198,14 @@ impl Engine {
     pub fn remove_container(&self, id: &str) -> Result<(), EngineError> {
         let path = format!("/containers/{}?force=1&v=1", http::encode_query(id));
         let resp = self.call("DELETE", &path, Body::None, Instant::now() + CALL_TIMEOUT)?;
-        match resp.status {
-            200..=299 | 404 => Ok(()),
-            status => Err(EngineError::Api {
-                what: "DELETE /containers/{id}".into(),
-                status,
-                message: resp.message(),
-            }),
+        if resp.is_success() || resp.is_missing() {
+            return Ok(());
         }
+        Err(EngineError::Api {
+            what: "DELETE /containers/{id}".into(),
+            status: resp.status,
+            message: resp.message(),
+        })
     }
 
     /// The exit code of container `name` once it stopped, within `deadline`. Docker:

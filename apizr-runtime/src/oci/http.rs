@@ -49,6 +49,14 @@ impl Response {
         (200..300).contains(&self.status)
     }
 
+    /// The object asked about does not exist. Docker says 404; Podman says 404 too, except
+    /// while a container is being removed, when it answers 500 with its "no such container"
+    /// cause — both mean "gone", and treating the second as an error fails callers that poll
+    /// for removal.
+    pub fn is_missing(&self) -> bool {
+        self.status == 404 || (self.status == 500 && self.message().contains("no such container"))
+    }
+
     /// The engine's `{"message": …}` error text, or the raw body.
     pub fn message(&self) -> String {
         serde_json::from_slice::<serde_json::Value>(&self.body)
@@ -464,6 +472,20 @@ mod tests {
             resp(r#"{"message":"No such container: x"}"#).message(),
             "No such container: x"
         );
+        assert!(resp(podman).is_missing());
+        // Podman mid-removal: a 500 whose cause is "no such container" means gone too.
+        let removing = Response {
+            status: 500,
+            ..resp(
+                r#"{"cause":"no such container","message":"container 58fe does not exist in database: no such container","response":500}"#,
+            )
+        };
+        assert!(removing.is_missing());
+        let other = Response {
+            status: 500,
+            ..resp(r#"{"message":"disk full"}"#)
+        };
+        assert!(!other.is_missing());
         assert_eq!(resp("plain text\n").message(), "plain text");
     }
 
