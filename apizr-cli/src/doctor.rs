@@ -13,7 +13,7 @@ use std::process::{Command, ExitCode, Stdio};
 use apizr_ir::policy::PolicyV1;
 use apizr_runtime::HostCapabilities;
 use apizr_runtime::RuntimeConfig;
-use apizr_runtime::enforcement::plan;
+use apizr_runtime::enforcement::{plan, refusal_reason};
 use apizr_runtime::host::Freshness;
 use apizr_runtime::oci::pool::census::{PoolOwner, census};
 use apizr_runtime::oci::{Engine, PoolConfig};
@@ -165,7 +165,7 @@ fn rows(host: &HostCapabilities) -> Vec<Row> {
             report
                 .mechanism
                 .clone()
-                .unwrap_or_else(|| reason(control, host))
+                .unwrap_or_else(|| refusal_reason(control, host))
         });
         out.push(Row {
             control,
@@ -180,41 +180,6 @@ fn rows(host: &HostCapabilities) -> Vec<Row> {
         });
     }
     out
-}
-
-/// Why the planner refused `control` on this host.
-fn reason(control: &str, host: &HostCapabilities) -> String {
-    let launcher = host.launcher.is_some();
-    let no_launcher = "no working launcher (see notes)";
-    match control {
-        "network" if !launcher => no_launcher.into(),
-        "network" => {
-            "cannot create a network namespace (even inside a user namespace), or no seccomp filter to refuse unix sockets"
-                .into()
-        }
-        "filesystem" | "disk" if !launcher => no_launcher.into(),
-        "filesystem" | "disk" => {
-            "no private mount namespace with a PID namespace, or the interpreter's prefixes are unknown"
-                .into()
-        }
-        "subprocess" => "the kernel does not support seccomp filters".into(),
-        "memory" if !launcher => no_launcher.into(),
-        "memory" => {
-            "no writable cgroup memory hierarchy (RLIMIT_AS alone does not count memfd, shared \
-             memory or tmpfs pages)"
-                .into()
-        }
-        "pids" if !launcher => no_launcher.into(),
-        "pids" => "no writable cgroup pids hierarchy (v2 delegation or v1 group)".into(),
-        "descendants" if !launcher => {
-            "no working launcher: process-group kill only, detached descendants may escape".into()
-        }
-        "descendants" => {
-            "cannot create a PID namespace: process-group kill only, detached descendants may escape"
-                .into()
-        }
-        _ => no_launcher.into(),
-    }
 }
 
 fn python_version(python: &PathBuf) -> Option<String> {
@@ -313,6 +278,8 @@ fn text(d: &Doctor, style: Style) -> String {
         ("user namespace", yes_no(h.user_namespace).into()),
         ("network namespace", yes_no(h.network_namespace).into()),
         ("pid namespace", yes_no(h.pid_namespace).into()),
+        ("mount namespace", yes_no(h.mount_namespace).into()),
+        ("fresh /proc", yes_no(h.fresh_proc).into()),
         (
             "landlock",
             if h.landlock_abi == 0 {

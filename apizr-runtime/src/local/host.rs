@@ -50,6 +50,9 @@ pub struct HostCapabilities {
     pub ipc_uts_namespace: bool,
     /// A private mount namespace (fresh `/proc`, the sandbox's private root).
     pub mount_namespace: bool,
+    /// A fresh `/proc` can be mounted for a call's PID namespace (not inside a container
+    /// engine that masks `/proc` paths).
+    pub fresh_proc: bool,
     /// A root launcher holds `CAP_SETUID`, `CAP_SETGID` and `CAP_SETPCAP`, so it can drop to a
     /// per-call uid with an empty bounding set.
     pub can_switch_ids: bool,
@@ -240,6 +243,7 @@ impl LazyHost {
                 caps.landlock_fully_enforced = report.landlock_full;
                 caps.ipc_uts_namespace = report.ipc_uts_ns;
                 caps.mount_namespace = report.mount_ns;
+                caps.fresh_proc = report.fresh_proc;
                 // CAP_SETGID (6), CAP_SETUID (7), CAP_SETPCAP (8).
                 caps.can_switch_ids =
                     report.is_root && report.cap_eff & 0b1_1100_0000 == 0b1_1100_0000;

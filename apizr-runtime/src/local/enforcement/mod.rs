@@ -9,6 +9,7 @@
 //! reason when the host cannot give them; they are never claimed).
 
 mod controls;
+mod reasons;
 #[cfg(test)]
 mod tests;
 
@@ -16,6 +17,8 @@ use apizr_ir::policy::PolicyV1;
 use serde::Serialize;
 
 use crate::local::host::HostCapabilities;
+
+pub use reasons::{Unenforceable, refusal_reason, unenforceable};
 
 /// Size of the sandbox's writable tmpfs when the policy does not set `resources.disk_bytes`.
 pub const DEFAULT_DISK_BYTES: u64 = 64 << 20;
@@ -97,7 +100,8 @@ pub fn plan(policy: &PolicyV1, host: &HostCapabilities) -> EnforcementPlan {
         landlock_scope: launcher && host.landlock_abi >= 6,
         ..EnforcementPlan::default()
     };
-    if p.pid_ns && host.mount_namespace {
+    // The call's own view needs a fresh /proc (else it would show the host's processes).
+    if p.pid_ns && host.mount_namespace && host.fresh_proc {
         p.view = Some(ViewPlan::Host);
     }
     controls::reference(&mut p, policy);

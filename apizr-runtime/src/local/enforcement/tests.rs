@@ -16,6 +16,7 @@ fn capable_root() -> HostCapabilities {
         pid_namespace: true,
         ipc_uts_namespace: true,
         mount_namespace: true,
+        fresh_proc: true,
         landlock_abi: 7,
         landlock_fully_enforced: true,
         seccomp_filter: true,

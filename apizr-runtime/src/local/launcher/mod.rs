@@ -160,6 +160,10 @@ pub fn main_with(args: &[OsString]) -> i32 {
     };
     match args.first().and_then(|a| a.to_str()) {
         Some("probe") => probe::run(),
+        Some("probe-proc") => match args.get(1) {
+            Some(dir) => probe::mount_proc(std::path::Path::new(dir)),
+            None => SETUP_FAILED,
+        },
         Some(stage @ ("run" | "init")) => match config() {
             Some(Ok(config)) if stage == "run" => run::run(&config, args),
             Some(Ok(config)) => init::init(&config),

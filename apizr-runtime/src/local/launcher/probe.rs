@@ -23,6 +23,11 @@ pub struct ProbeReport {
     /// A private mount namespace in which a tmpfs could be mounted (the filesystem view).
     #[serde(default)]
     pub mount_ns: bool,
+    /// A fresh `/proc` could be mounted by PID 1 of a new PID namespace. Container engines
+    /// mask parts of their `/proc` (Docker's masked paths), and the kernel then refuses a new
+    /// `proc` mount to anyone below the container's user namespace owner ("too revealing").
+    #[serde(default)]
+    pub fresh_proc: bool,
     /// The launcher's effective capabilities (`CapEff`): a root host needs `CAP_SETUID`,
     /// `CAP_SETGID` and `CAP_SETPCAP` to drop to the per-call identity.
     #[serde(default)]
@@ -76,6 +81,12 @@ fn probe() -> ProbeReport {
             Ok(()) => report.mount_ns = true,
             Err(e) => report.errors.push(e),
         }
+        if report.mount_ns && report.pid_ns {
+            match fresh_proc() {
+                Ok(()) => report.fresh_proc = true,
+                Err(e) => report.errors.push(e),
+            }
+        }
     }
     let abi = super::landlock::LANDLOCK_ABI;
     let restricted = Ruleset::default()
@@ -117,6 +128,41 @@ fn mount_namespace() -> Result<(), String> {
         None,
     )
     .map_err(|e| format!("mount namespace: tmpfs: {e}"))
+}
+
+/// Start PID 1 of the new PID namespace (this binary, `probe-proc`) and let it mount a
+/// `proc` on a directory of the probe's tmpfs: exactly what the launcher's `init` does.
+fn fresh_proc() -> Result<(), String> {
+    let target = std::env::temp_dir().join("proc");
+    std::fs::create_dir(&target).map_err(|e| format!("fresh /proc: {e}"))?;
+    let out = std::process::Command::new("/proc/self/exe")
+        .arg(super::LAUNCH_ARG)
+        .arg("probe-proc")
+        .arg(&target)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .output()
+        .map_err(|e| format!("fresh /proc: {e}"))?;
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(String::from_utf8_lossy(&out.stderr).trim().to_string())
+    }
+}
+
+/// `probe-proc DIR`: as PID 1 of the probe's PID namespace, mount a fresh `proc` on `DIR`.
+pub(super) fn mount_proc(target: &std::path::Path) -> i32 {
+    match super::view::mount_proc(target) {
+        Ok(()) => 0,
+        Err(e) => {
+            eprintln!(
+                "fresh /proc: {e} (the container engine masks parts of its /proc, or no PID \
+                 namespace)"
+            );
+            super::SETUP_FAILED
+        }
+    }
 }
 
 fn abi_number(abi: ABI) -> u32 {

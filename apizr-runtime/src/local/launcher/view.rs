@@ -79,7 +79,7 @@ pub(super) fn build(view: &View, fresh_proc: bool) -> Result<(), String> {
     }
 }
 
-fn mount_proc(target: &Path) -> Result<(), String> {
+pub(super) fn mount_proc(target: &Path) -> Result<(), String> {
     mount(
         "proc",
         target,
