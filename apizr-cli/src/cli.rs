@@ -80,7 +80,7 @@ pub enum Command {
     Generate(crate::generate::GenerateCommand),
     /// Serve capabilities over REST or MCP straight from a source file (no code generation)
     #[command(subcommand)]
-    Serve(crate::serve::ServeCommand),
+    Serve(Box<crate::serve::ServeCommand>),
     /// Build OCI worker images (offline) for `execute --runtime-image`
     #[command(subcommand)]
     Image(crate::image::ImageCommand),

@@ -115,6 +115,10 @@ pub struct ServeArgs {
     /// for one call only; 0 creates a fresh container per call [default: 2]
     #[arg(long, value_name = "N")]
     pub oci_pool: Option<usize>,
+    /// Governed modes: append one audit record (JSON line) per call, refusals included, to
+    /// FILE
+    #[arg(long, value_name = "FILE")]
+    pub audit: Option<std::path::PathBuf>,
     /// HTTP: close a connection idle this long, with no request in progress [default: 30000]
     #[arg(long, value_name = "MS", value_parser = clap::value_parser!(u64).range(1..))]
     pub idle_timeout_ms: Option<u64>,
@@ -150,6 +154,7 @@ pub fn run(command: &ServeCommand) -> anyhow::Result<ExitCode> {
         governed_workers: args.governed_workers,
         governed_memory_mb: args.governed_memory_mb,
         oci_pool: args.oci_pool,
+        audit: args.audit.clone(),
     }
     .apply(&mut spec);
     let options = ServeOptions {

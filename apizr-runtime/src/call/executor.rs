@@ -89,6 +89,8 @@ pub enum ExecutorError {
     BlockingInAsync,
     #[error("the backend check did not complete (its thread panicked or was cancelled)")]
     CheckAborted,
+    #[error("audit file {path}: {reason}")]
+    Audit { path: String, reason: String },
 }
 
 /// One backend. Implementations never panic and never return an error for a call: every

@@ -85,6 +85,14 @@ impl Outcome {
         }
     }
 
+    /// The controls that made this call `policy_refused` (as the backend named them).
+    pub fn refused_controls(&self) -> Vec<&'static str> {
+        match &self.report {
+            Report::Local(report) => report.refused.clone(),
+            _ => Vec::new(),
+        }
+    }
+
     /// The same outcome, answered on behalf of `backend` (its envelope version applies).
     #[must_use]
     pub fn with_backend(mut self, backend: BackendKind) -> Outcome {

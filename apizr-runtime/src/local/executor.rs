@@ -8,6 +8,7 @@ use apizr_ir::policy::PolicyV1;
 
 use crate::audit::AuditSink;
 use crate::call::{BackendKind, Call, Executor, ExecutorError, Outcome, Report};
+use crate::local::enforcement::{Unenforceable, unenforceable};
 use crate::local::runtime::{LocalRuntime, RuntimeConfig};
 use crate::status::Status;
 
@@ -42,6 +43,12 @@ impl LocalExecutor {
 
     pub fn runtime(&self) -> &LocalRuntime {
         &self.runtime
+    }
+
+    /// The controls of this policy the host cannot enforce, each with why (empty: calls can
+    /// run). Every call is refused while this is not empty, so a server is not ready.
+    pub fn unenforceable(&self) -> Vec<Unenforceable> {
+        unenforceable(&self.policy, self.runtime.host_capabilities())
     }
 }
 

@@ -188,6 +188,7 @@ pub fn load(dir: &Path) -> Result<ServeSpec, ServeError> {
         python: default_python(),
         launcher: crate::local::runtime::LauncherLocation::CurrentExe,
         oci_pool: super::spec::DEFAULT_OCI_POOL,
+        audit: None,
     })
 }
 

@@ -50,7 +50,10 @@ fn parse(args: impl IntoIterator<Item = String>) -> Result<Parsed, String> {
     let mut parsed = Parsed {
         bundle: std::env::var_os("APIZR_BUNDLE").map(PathBuf::from),
         options: ServeOptions::default(),
-        overrides: SpecOverrides::default(),
+        overrides: SpecOverrides {
+            audit: std::env::var_os("APIZR_AUDIT").map(PathBuf::from),
+            ..SpecOverrides::default()
+        },
     };
     let mut args = args.into_iter();
     while let Some(arg) = args.next() {
@@ -78,6 +81,7 @@ fn parse(args: impl IntoIterator<Item = String>) -> Result<Parsed, String> {
                 parsed.overrides.governed_memory_mb =
                     Some(value(&mut rest, "--governed-memory-mb")?)
             }
+            "--audit" => parsed.overrides.audit = Some(value::<PathBuf>(&mut rest, "--audit")?),
             "--oci-pool" => parsed.overrides.oci_pool = Some(value(&mut rest, "--oci-pool")?),
             "--idle-timeout-ms" => {
                 parsed.options.http.idle_timeout = millis(&mut rest, "--idle-timeout-ms")?
@@ -103,7 +107,7 @@ fn parse(args: impl IntoIterator<Item = String>) -> Result<Parsed, String> {
 
 const USAGE: &str = "usage: [--bundle DIR] [--host H] [--port P] [--token T] [--insecure] \
 [--workers N] [--timeout-ms N] [--concurrency N] [--queue N] [--governed-workers N] \
-[--governed-memory-mb MIB] [--oci-pool N] [--idle-timeout-ms N] [--header-timeout-ms N] [--body-timeout-ms N] \
+[--governed-memory-mb MIB] [--oci-pool N] [--audit FILE] [--idle-timeout-ms N] [--header-timeout-ms N] [--body-timeout-ms N] \
 [--body-memory-mb MIB] [--stdio|--http]";
 
 /// The nearest ancestor of the running binary holding `capability-ir.json`, else the working

@@ -16,7 +16,9 @@ use super::gate::{Admission, GaugeGuard, GovernedClaim, Refused};
 use super::metrics::Metrics;
 use super::reply::{self, Answer, GOVERNED_INVALID_DETAIL, MISMATCH_DETAIL, Rejected};
 use super::spec::{CancelOnDrop, ExecutionMode, Gates, ServeSpec};
-use crate::call::{AnyExecutor, ArgumentError, BackendKind, Call, Outcome, Report};
+use crate::audit::{AuditSink, FileAuditSink};
+use crate::call::{AnyExecutor, ArgumentError, BackendKind, Call, ExecutorError, Outcome, Report};
+use crate::local::enforcement::Unenforceable;
 use crate::local::runtime::RuntimeConfig;
 use crate::oci::executor::OciExecutor;
 use crate::oci::pool::PoolConfig as OciPoolConfig;
@@ -30,6 +32,9 @@ pub struct Invoker {
     executor: AnyExecutor,
     admission: Admission,
     pub metrics: Arc<Metrics>,
+    /// Governed v1: the policy's controls this host cannot enforce. While not empty the
+    /// server is not ready and every call is answered as a refusal.
+    unenforceable: Vec<Unenforceable>,
 }
 
 impl std::fmt::Debug for Invoker {
@@ -46,6 +51,7 @@ impl Invoker {
     /// worker; governed: probe the host, or the engine and the image).
     /// `sets`: how direct mode returns set results (REST: arrays; MCP: rejected).
     pub async fn start(spec: ServeSpec, sets: SetResults) -> Result<Invoker, ServeError> {
+        let mut unenforceable = Vec::new();
         let executor = match &spec.mode {
             ExecutionMode::Direct { workers, timeout } => {
                 let direct = DirectExecutor::start(PoolConfig {
@@ -72,8 +78,20 @@ impl Invoker {
                     temp_root: std::env::temp_dir(),
                     ids: None,
                 };
-                let executor = AnyExecutor::for_policy(policy.clone(), config, image.clone())?;
+                let audit = match &spec.audit {
+                    Some(path) => Some(open_audit(path)?),
+                    None => None,
+                };
+                let executor =
+                    AnyExecutor::for_policy_audited(policy.clone(), config, image.clone(), audit)?;
                 executor.check_async().await?;
+                if let AnyExecutor::Local(local) = &executor {
+                    let local = local.clone();
+                    unenforceable = tokio::task::spawn_blocking(move || local.unenforceable())
+                        .await
+                        .map_err(|_| ExecutorError::CheckAborted)?;
+                    announce_unenforceable(&unenforceable);
+                }
                 if let AnyExecutor::Oci(oci) = &executor {
                     announce_sweep(oci);
                     start_pool(oci, &spec);
@@ -106,7 +124,14 @@ impl Invoker {
             executor,
             admission,
             metrics,
+            unenforceable,
         })
+    }
+
+    /// Why this server is not ready although it started: the policy's controls that cannot
+    /// be enforced where it runs (`None`: ready).
+    pub fn not_ready(&self) -> Option<String> {
+        not_ready_text(&self.unenforceable)
     }
 
     pub fn spec(&self) -> &ServeSpec {
@@ -202,6 +227,14 @@ impl Invoker {
         if let Some((stderr, truncated)) = outcome.worker_stderr() {
             log_worker_stderr(&function, outcome.status.wire_name(), stderr, truncated);
         }
+        if outcome.status == Status::PolicyRefused
+            && let Report::Local(report) = &outcome.report
+        {
+            eprintln!(
+                "apizr: call of {function} refused: the policy's {} cannot be enforced here",
+                report.refused.join(", ")
+            );
+        }
         if let Report::Oci(report) = &outcome.report
             && let Some(refused) = &report.refused
         {
@@ -217,6 +250,34 @@ impl Invoker {
             outcome.detail.get_or_insert_with(|| detail.to_string());
         }
         Ok(outcome)
+    }
+}
+
+/// The governed server's audit file (appended to; one JSON line per call).
+fn open_audit(path: &std::path::Path) -> Result<Arc<dyn AuditSink>, ExecutorError> {
+    let sink = FileAuditSink::open(path).map_err(|e| ExecutorError::Audit {
+        path: path.display().to_string(),
+        reason: e.to_string(),
+    })?;
+    Ok(Arc::new(sink))
+}
+
+/// `Policy cannot be enforced here: network (deny): <why>; …`, or `None` when it can.
+fn not_ready_text(unenforceable: &[Unenforceable]) -> Option<String> {
+    if unenforceable.is_empty() {
+        return None;
+    }
+    let controls: Vec<String> = unenforceable.iter().map(ToString::to_string).collect();
+    Some(format!(
+        "Policy cannot be enforced here: {}",
+        controls.join("; ")
+    ))
+}
+
+/// Say at start, loudly, that this server will refuse every call (and why).
+fn announce_unenforceable(unenforceable: &[Unenforceable]) {
+    if let Some(text) = not_ready_text(unenforceable) {
+        eprintln!("apizr: NOT READY (every call is refused): {text}");
     }
 }
 

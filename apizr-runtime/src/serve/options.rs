@@ -107,6 +107,8 @@ pub struct SpecOverrides {
     pub governed_memory_mb: Option<u64>,
     /// v2: prepared containers kept ready (0: a fresh container per call).
     pub oci_pool: Option<usize>,
+    /// Governed modes: the audit file (one JSON line per call).
+    pub audit: Option<std::path::PathBuf>,
 }
 
 impl SpecOverrides {
@@ -133,6 +135,9 @@ impl SpecOverrides {
         }
         if let Some(n) = self.oci_pool {
             spec.oci_pool = n;
+        }
+        if let Some(path) = &self.audit {
+            spec.audit = Some(path.clone());
         }
     }
 }

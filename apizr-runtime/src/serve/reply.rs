@@ -15,6 +15,7 @@
 //! | invalid_input | 422 `detail` (+ `errors`) | `Invalid tool arguments` (+ structured `{detail, errors}`) |
 //! | timeout | 504 | `Tool execution timed out` |
 //! | resource_limit | 503 | `Tool execution resource limit exceeded` |
+//! | policy_refused | 503 `Policy cannot be enforced here: <controls>` | the same text |
 //! | any other status | 500 | `Tool execution failed` |
 //! | busy (queue full) | 429 + `Retry-After` | `Tool busy; retry later` |
 //! | over capacity (never fits the governed memory budget) | 503 | `Tool call exceeds …` |
@@ -41,6 +42,9 @@ pub const INVALID_ARGUMENTS: &str = "Invalid tool arguments";
 pub const EXECUTION_FAILED: &str = "Tool execution failed";
 pub const TIMED_OUT: &str = "Tool execution timed out";
 pub const RESOURCE_LIMIT: &str = "Tool execution resource limit exceeded";
+/// Our own (the reference answers a generic failure): the policy cannot be enforced where the
+/// server runs. A refusal is not a fault, and the operator must see which control it is.
+pub const POLICY_REFUSED: &str = "Policy cannot be enforced here";
 /// Our own (the reference has no admission queue): the per-tool queue is full.
 pub const BUSY: &str = "Tool busy; retry later";
 /// Our own: the call's memory limit exceeds the server's governed memory budget.
@@ -121,6 +125,7 @@ pub fn http_reply(answer: Answer) -> HttpReply {
             }
             Status::Timeout => HttpReply::detail(504, "Execution timed out"),
             Status::ResourceLimit => HttpReply::detail(503, "Execution resource limit exceeded"),
+            Status::PolicyRefused => HttpReply::detail(503, &refused_text(&outcome)),
             _ => internal(),
         },
         Err(Rejected::Busy { retry_after }) => HttpReply {
@@ -154,6 +159,18 @@ pub enum McpReply {
     Success(Value),
     Error(&'static str),
     InvalidArguments(Value),
+    /// `policy_refused`: [`POLICY_REFUSED`] and the controls.
+    Refused(String),
+}
+
+/// `Policy cannot be enforced here: network, filesystem` (the controls the backend named).
+fn refused_text(outcome: &Outcome) -> String {
+    let controls = outcome.refused_controls();
+    if controls.is_empty() {
+        POLICY_REFUSED.to_string()
+    } else {
+        format!("{POLICY_REFUSED}: {}", controls.join(", "))
+    }
 }
 
 /// The MCP tool result of a served call.
@@ -167,6 +184,7 @@ pub fn mcp_reply(answer: Answer) -> McpReply {
             Status::InvalidInput => McpReply::Error(INVALID_ARGUMENTS),
             Status::Timeout => McpReply::Error(TIMED_OUT),
             Status::ResourceLimit => McpReply::Error(RESOURCE_LIMIT),
+            Status::PolicyRefused => McpReply::Refused(refused_text(&outcome)),
             _ => McpReply::Error(EXECUTION_FAILED),
         },
         Err(Rejected::Busy { .. }) => McpReply::Error(BUSY),
@@ -184,6 +202,7 @@ pub fn label(answer: &Answer) -> &'static str {
             Status::InvalidInput => "invalid_input",
             Status::Timeout => "timeout",
             Status::ResourceLimit => "resource_limit",
+            Status::PolicyRefused => "policy_refused",
             _ => "failed",
         },
         Err(Rejected::Busy { .. }) => "busy",
@@ -205,7 +224,13 @@ mod tests {
 
     #[test]
     fn each_status_has_one_rest_and_one_mcp_answer() {
-        let cases: [(Answer, u16, &str, McpReply); 8] = [
+        let cases: [(Answer, u16, &str, McpReply); 9] = [
+            (
+                ran(Status::PolicyRefused),
+                503,
+                "policy_refused",
+                McpReply::Refused(POLICY_REFUSED.into()),
+            ),
             (
                 Err(Rejected::OverCapacity),
                 503,
@@ -266,6 +291,19 @@ mod tests {
             retry_after: Duration::from_millis(10),
         }));
         assert_eq!(busy.retry_after, Some(1), "never Retry-After: 0");
+        let report = crate::local::runtime::CallReport {
+            refused: vec!["network", "filesystem"],
+            ..Default::default()
+        };
+        let refused = Outcome::from_envelope(
+            BackendKind::LocalProcess,
+            Envelope::status(Status::PolicyRefused),
+            crate::call::Report::Local(Box::new(report)),
+        );
+        assert_eq!(
+            http_reply(Ok(refused)).body,
+            b"{\"detail\":\"Policy cannot be enforced here: network, filesystem\"}"
+        );
         assert_eq!(
             http_reply(ran(Status::InvalidInput)).body,
             b"{\"detail\":\"Invalid request arguments\"}"

@@ -4,7 +4,7 @@
 //! | Route | Answer |
 //! | --- | --- |
 //! | `GET /health` | 200 `{"status":"ok"}` (also while starting) |
-//! | `GET /readyz` | 200 once the workers / governed runtime are ready, 503 before |
+//! | `GET /readyz` | 200 once the workers / governed runtime are ready, 503 before (and for good when the policy cannot be enforced here, naming the controls and why) |
 //! | `GET /metrics` | Prometheus text |
 //! | `GET /openapi.json`, `GET /docs` | the document; a self-contained try-it page |
 //! | `POST /capabilities/<name>` | 200 value · 422 detail · 429 + Retry-After · 400 · 408 · 413 · 500 · 503 · 504 |
@@ -100,8 +100,12 @@ async fn health() -> Response {
 }
 
 async fn readyz(State(state): State<Shared>) -> Response {
-    if state.invoker.get().is_some() {
-        json(StatusCode::OK, b"{\"status\":\"ready\"}".to_vec())
+    if let Some(invoker) = state.invoker.get() {
+        match invoker.not_ready() {
+            // Started, but its policy cannot be enforced here: never "ready".
+            Some(why) => detail(StatusCode::SERVICE_UNAVAILABLE, &why),
+            None => json(StatusCode::OK, b"{\"status\":\"ready\"}".to_vec()),
+        }
     } else if let Some(e) = state.startup_error.get() {
         detail(StatusCode::SERVICE_UNAVAILABLE, e)
     } else {

@@ -145,6 +145,8 @@ pub struct ServeSpec {
     /// v2 policies: containers prepared ahead of calls (`oci::pool`); 0 creates a fresh
     /// container per call.
     pub oci_pool: usize,
+    /// Governed modes: append one audit record per call (refusals included) to this file.
+    pub audit: Option<PathBuf>,
 }
 
 /// Prepared containers a v2 server keeps ready unless told otherwise: enough for a call and
@@ -170,6 +172,7 @@ impl ServeSpec {
             python: default_python(),
             launcher: LauncherLocation::CurrentExe,
             oci_pool: DEFAULT_OCI_POOL,
+            audit: None,
         }
     }
 

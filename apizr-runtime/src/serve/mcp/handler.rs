@@ -107,6 +107,7 @@ pub fn tool_result(answer: Answer) -> CallToolResult {
             }
         }
         McpReply::Error(text) => error_result(text),
+        McpReply::Refused(text) => error_result(&text),
         // The reference's text, plus (our addition) where and what as structured content.
         McpReply::InvalidArguments(structured) => {
             let mut out = error_result(INVALID_ARGUMENTS);
