@@ -37,6 +37,8 @@
 //!   `templates/generate/` (askama, text escaper);
 //! * [`lockfile`] — the project's `Cargo.lock`, resolved offline by cargo in a scratch dir
 //!   (the only module that starts a process);
+//! * [`seccomp`] — governed v1: the container's seccomp profile (Docker's default plus the
+//!   launcher's namespace and mount calls), from a Rust table;
 //! * [`output`] — output-directory safety and the one place that writes (temp dir + rename).
 //!
 //! Why a crate of its own: the generator is reusable code (the macro backend, tests, other
@@ -53,6 +55,7 @@ pub mod openapi;
 pub mod output;
 pub mod project;
 mod pyjson;
+pub mod seccomp;
 
 pub use generate::generate;
 pub use model::{FileTree, GenerateError, Generated, Request, RuntimeDependency, Transport};

@@ -37,6 +37,11 @@ pub struct ProjectView {
     pub governed: bool,
     /// Governed v2: calls run in containers.
     pub oci: bool,
+    /// Governed v1: the project ships `seccomp.json` (the launcher needs namespaces), used by
+    /// the README's `docker run` line and as the Deployment's `Localhost` profile.
+    pub seccomp: bool,
+    /// The `Localhost` profile's path under the kubelet's seccomp root.
+    pub seccomp_localhost: String,
     pub apizr_version: &'static str,
     pub runtime_dependency: String,
     /// The `[patch.crates-io]` line for a local checkout (empty: none).
@@ -80,7 +85,7 @@ pub fn render(
 ) -> Result<Vec<(String, Vec<u8>)>, askama::Error> {
     let view = view(planned, dependency);
     let view = &view;
-    let files: Vec<(&str, String)> = vec![
+    let mut files: Vec<(&str, String)> = vec![
         ("Cargo.toml", CargoToml { view }.render()?),
         ("src/main.rs", MainRs { view }.render()?),
         ("Dockerfile", Dockerfile { view }.render()?),
@@ -91,6 +96,10 @@ pub fn render(
         ("k8s/hpa.yaml", Hpa { view }.render()?),
         ("k8s/networkpolicy.yaml", NetworkPolicy { view }.render()?),
     ];
+    if view.seccomp {
+        let profile = String::from_utf8_lossy(&crate::seccomp::profile_bytes()).into_owned();
+        files.push((crate::seccomp::PROFILE_FILE, profile));
+    }
     Ok(files
         .into_iter()
         .map(|(path, mut text)| {
@@ -144,6 +153,7 @@ fn view(planned: &Planned, dependency: &RuntimeDependency) -> ProjectView {
         })
         .collect();
     ProjectView {
+        seccomp_localhost: format!("apizr/{package}.json"),
         package,
         module,
         transport: transport.name(),
@@ -163,6 +173,7 @@ fn view(planned: &Planned, dependency: &RuntimeDependency) -> ProjectView {
         },
         governed: planned.policy.is_some(),
         oci: planned.oci.is_some(),
+        seccomp: planned.policy.is_some() && planned.oci.is_none(),
         apizr_version: APIZR_VERSION,
         runtime_dependency,
         runtime_patch,
