@@ -54,7 +54,7 @@ pub fn endpoints(
                 let name = tools
                     .and_then(|t| t.get(i))
                     .cloned()
-                    .unwrap_or_else(|| mcp::tool_name(contract));
+                    .unwrap_or_else(|| mcp::tool_name(&contract.name, &contract.capability_id));
                 with(
                     value(contract),
                     vec![

@@ -36,8 +36,8 @@ impl Transport {
     /// The transport's artifact schema (`apizr.rest/v1` / `apizr.mcp/v1`).
     pub fn schema(self) -> &'static str {
         match self {
-            Transport::Rest => "apizr.rest/v1",
-            Transport::Mcp => "apizr.mcp/v1",
+            Transport::Rest => apizr_ir::surface::openapi::REST_SCHEMA,
+            Transport::Mcp => apizr_ir::surface::mcp::MCP_SCHEMA,
         }
     }
 

@@ -148,7 +148,7 @@ fn view(planned: &Planned, dependency: &RuntimeDependency) -> ProjectView {
         .map(|c| CapabilityView {
             id: c.capability_id.clone(),
             route: openapi::route(c),
-            tool: mcp::tool_name(c),
+            tool: mcp::tool_name(&c.name, &c.capability_id),
             example: example_arguments(c),
         })
         .collect();

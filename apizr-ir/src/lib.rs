@@ -13,6 +13,8 @@
 //! * [`policy`] — execution policy v1 (`apizr.execution/v1`): strict parsing and canonical bytes;
 //!   typed section modes; [`AnyPolicy`](policy::AnyPolicy), a policy of either version.
 //! * [`policy_v2`] — execution policy v2 (`apizr.execution/v2`, OCI containers).
+//! * [`surface`] — what servers publish about contracts: `openapi.json` and routes, MCP tool
+//!   names and `mcp-tools.json` (one implementation for the generator and the live servers).
 //!
 //! No I/O, no async: everything here is a value and a pure function over values.
 
@@ -27,6 +29,7 @@ pub mod plan_v2;
 pub mod policy;
 pub mod policy_v2;
 pub mod readiness;
+pub mod surface;
 
 pub use capability::*;
 pub use digest::Digest;

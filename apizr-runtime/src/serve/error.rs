@@ -48,7 +48,7 @@ pub enum ServeError {
     },
     #[cfg(feature = "mcp")]
     #[error(transparent)]
-    Tools(#[from] super::mcp::tools::ToolError),
+    Tools(#[from] super::mcp::tools::ToolNameCollision),
     #[cfg(feature = "mcp")]
     #[error("mcp stdio: {0}")]
     McpStart(Box<rmcp::service::ServerInitializeError>),

@@ -68,22 +68,21 @@ fn json_object(value: &Value) -> JsonObject {
     }
 }
 
+/// The SDK's `Tool` of one spec: its `tools/list` entry ([`ToolSpec::listed_entry`], i.e. the
+/// `mcp-tools.json` entry plus `outputSchema`) read as the SDK type, so the live list says
+/// exactly what the generated document says. Reading cannot fail for the entries built there
+/// (a string name, object schemas); if it did, the tool is still listed by name and input
+/// schema so that it stays callable.
 fn rmcp_tool(spec: &ToolSpec) -> Tool {
-    let mut tool = Tool::new_with_raw(
-        spec.name.clone(),
-        spec.contract.description.clone().map(Into::into),
-        Arc::new(json_object(&spec.input_schema)),
-    );
-    if let Some(schema) = &spec.output_schema {
-        tool = tool.with_raw_output_schema(Arc::new(json_object(schema)));
-    }
-    if let Value::Object(entry) = spec.reference_entry()
-        && let Some(meta) = entry.get("_meta").and_then(to_json)
-        && let Ok(meta) = serde_json::from_value(meta)
-    {
-        tool = tool.with_meta(meta);
-    }
-    tool
+    to_json(&spec.listed_entry())
+        .and_then(|entry| serde_json::from_value(entry).ok())
+        .unwrap_or_else(|| {
+            Tool::new_with_raw(
+                spec.name.clone(),
+                None,
+                Arc::new(json_object(&spec.input_schema)),
+            )
+        })
 }
 
 /// A tool-level error result: one text content, `isError: true`, no structured content.

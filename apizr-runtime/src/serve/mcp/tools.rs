@@ -1,54 +1,21 @@
 //! The MCP tool surface of a set of contracts: the reference's tool naming rule,
 //! the `mcp-tools.json` document, and our object-rooted `outputSchema`.
 //!
-//! Why one pure module: the generated project's `mcp-tools.json` (byte-identical to 0.4.6) and
-//! the live `tools/list` of the server must agree on every name and schema, so both are built
-//! here from the same [`InvocationContract`]s, with no I/O and no SDK types.
+//! The naming rule and the `mcp-tools.json` entries are `apizr_ir::surface::mcp`, the one
+//! implementation the generator also writes its `mcp-tools.json` with, so a generated
+//! project's document and the live `tools/list` agree on every name and schema. This module
+//! adds what only a live server needs: result shapes and `outputSchema`. Pure, no SDK types.
 
 use std::collections::BTreeMap;
 
-use apizr_ir::Digest;
 use apizr_ir::interface::{InvocationContract, type_schema};
 use apizr_ir::json::Value;
 use apizr_ir::readiness::{TypeKind, TypeSpec};
-
-/// `_meta` key that carries the capability id of a tool.
-pub const CAPABILITY_ID_META: &str = "sh.outerspace.apizr/capability-id";
-/// `schema_version` of `mcp-tools.json` and the MCP manifest.
-pub const MCP_SCHEMA_VERSION: &str = "apizr.mcp/v1";
-/// `protocol.target` of `mcp-tools.json`.
-pub const PROTOCOL_TARGET: &str = "2026-07-28";
-/// Prefix reserved for derived tool names.
-const RESERVED_PREFIX: &str = "apizr_";
-
-/// Why a set of contracts cannot be exposed as MCP tools.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum ToolError {
-    #[error("MCP tool name collision: {name:?} is used by {first} and {second}")]
-    Collision {
-        name: String,
-        first: String,
-        second: String,
-    },
-}
-
-/// The reference's naming rule: the function name when it matches `[A-Za-z0-9_.-]{1,64}` and
-/// does not start with `apizr_`; otherwise `apizr_` + sha256 hex of the UTF-8 capability id.
-pub fn tool_name(function_name: &str, capability_id: &str) -> String {
-    let valid = (1..=64).contains(&function_name.len())
-        && function_name
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-'))
-        && !function_name.starts_with(RESERVED_PREFIX);
-    if valid {
-        function_name.to_string()
-    } else {
-        format!(
-            "{RESERVED_PREFIX}{}",
-            Digest::sha256(capability_id.as_bytes()).value
-        )
-    }
-}
+pub use apizr_ir::surface::mcp::{
+    CAPABILITY_ID_META, MCP_SCHEMA as MCP_SCHEMA_VERSION, PROTOCOL_TARGET, ToolNameCollision,
+    tool_name,
+};
+use apizr_ir::surface::mcp::{tool_entry, tool_names, tools_document};
 
 /// How a result value becomes `structuredContent`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -124,21 +91,7 @@ pub struct ToolSpec {
 impl ToolSpec {
     /// The tool entry of `mcp-tools.json` (no `outputSchema`, no annotations).
     pub fn reference_entry(&self) -> Value {
-        let mut entry = BTreeMap::from([
-            (
-                "_meta".to_string(),
-                Value::Object(BTreeMap::from([(
-                    CAPABILITY_ID_META.to_string(),
-                    Value::Str(self.contract.capability_id.clone()),
-                )])),
-            ),
-            ("inputSchema".to_string(), self.input_schema.clone()),
-            ("name".to_string(), Value::Str(self.name.clone())),
-        ]);
-        if let Some(doc) = &self.contract.description {
-            entry.insert("description".to_string(), Value::Str(doc.clone()));
-        }
-        Value::Object(entry)
+        tool_entry(&self.contract, &self.name)
     }
 
     /// The live `tools/list` entry: the reference entry plus `outputSchema` when declared.
@@ -159,34 +112,24 @@ pub struct ToolSet {
 }
 
 impl ToolSet {
-    /// Build the tool set; a tool-name collision is an error (as in the reference).
-    pub fn new(contracts: &[InvocationContract]) -> Result<ToolSet, ToolError> {
-        let mut sorted: Vec<&InvocationContract> = contracts.iter().collect();
+    /// Build the tool set, sorted by capability id (the order of `mcp-tools.json`); a
+    /// tool-name collision is an error (as in the reference).
+    pub fn new(contracts: &[InvocationContract]) -> Result<ToolSet, ToolNameCollision> {
+        let mut sorted = contracts.to_vec();
         sorted.sort_by(|a, b| a.capability_id.cmp(&b.capability_id));
-        let mut tools = Vec::with_capacity(sorted.len());
-        let mut by_name = BTreeMap::new();
-        for contract in sorted {
-            let name = tool_name(&contract.name, &contract.capability_id);
-            if let Some(&earlier) = by_name.get(&name) {
-                let first = tools
-                    .get(earlier)
-                    .map(|t: &ToolSpec| t.contract.capability_id.clone())
-                    .unwrap_or_default();
-                return Err(ToolError::Collision {
-                    name,
-                    first,
-                    second: contract.capability_id.clone(),
-                });
-            }
-            by_name.insert(name.clone(), tools.len());
-            tools.push(ToolSpec {
+        let names = tool_names(&sorted)?;
+        let by_name = names.iter().cloned().zip(0..).collect();
+        let tools = sorted
+            .into_iter()
+            .zip(names)
+            .map(|(contract, name)| ToolSpec {
                 name,
                 input_schema: contract.request_schema(),
                 output_schema: output_schema(&contract.returns),
                 shape: result_shape(&contract.returns),
-                contract: contract.clone(),
-            });
-        }
+                contract,
+            })
+            .collect();
         Ok(ToolSet { tools, by_name })
     }
 
@@ -202,22 +145,9 @@ impl ToolSet {
 
     /// The `mcp-tools.json` document (write it with `canonical_bytes`).
     pub fn reference_document(&self) -> Value {
-        Value::Object(BTreeMap::from([
-            (
-                "protocol".to_string(),
-                Value::Object(BTreeMap::from([(
-                    "target".to_string(),
-                    Value::Str(PROTOCOL_TARGET.into()),
-                )])),
-            ),
-            (
-                "schema_version".to_string(),
-                Value::Str(MCP_SCHEMA_VERSION.into()),
-            ),
-            (
-                "tools".to_string(),
-                Value::Array(self.tools.iter().map(ToolSpec::reference_entry).collect()),
-            ),
-        ]))
+        let contracts: Vec<InvocationContract> =
+            self.tools.iter().map(|t| t.contract.clone()).collect();
+        let names: Vec<String> = self.tools.iter().map(|t| t.name.clone()).collect();
+        tools_document(&contracts, &names)
     }
 }
