@@ -16,6 +16,8 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+#[path = "generate/built.rs"]
+mod built;
 #[path = "generate/support.rs"]
 mod support;
 
@@ -25,7 +27,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use support::{apizr, workspace_root};
+use support::workspace_root;
 
 // The generated projects share one target dir and package names, so these tests run one at a
 // time: the nextest test group `generated-projects` (`.config/nextest.toml`), since each test
@@ -40,62 +42,11 @@ impl Drop for Killed {
     }
 }
 
-/// Generate `transport` for tests/fixtures/generate/sources/service.py (governed by the default v1 policy when
-/// `governed`) and build it; returns (project dir, binary).
+/// Generate `transport` for tests/fixtures/generate/sources/service.py (governed by the default
+/// v1 policy when `governed`), moved and built; returns (project dir, binary).
 fn generate_and_build(transport: &str, governed: bool) -> (PathBuf, PathBuf) {
-    let root = workspace_root();
-    let projects = root.join("target/generated/projects");
-    std::fs::create_dir_all(&projects).unwrap();
-    let name = format!("service-{transport}-{governed}-{}", std::process::id());
-    let dir = projects.join(&name);
-    let staging = projects.join(format!("{name}.staging"));
-    let _ = std::fs::remove_dir_all(&dir);
-    let _ = std::fs::remove_dir_all(&staging);
-    let generated_at = staging.join("one/deeper");
-    let source = root.join("tests/fixtures/generate/sources/service.py");
-    let policy = projects.join(format!("policy-{}.json", std::process::id()));
-    std::fs::write(&policy, "{}").unwrap();
-    let mut argv = vec![
-        "generate",
-        transport,
-        source.to_str().unwrap(),
-        "--output-dir",
-        generated_at.to_str().unwrap(),
-    ];
-    if governed {
-        argv.extend(["--execution-policy", policy.to_str().unwrap()]);
-    }
-    let out = apizr(&projects, &argv);
-    let _ = std::fs::remove_file(&policy);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    // Moved two directories up: a depth-relative runtime path would no longer resolve.
-    std::fs::rename(&generated_at, &dir).unwrap();
-    std::fs::remove_dir_all(&staging).unwrap();
-    assert!(dir.join("Cargo.lock").is_file(), "no Cargo.lock generated");
-    let target = root.join("target/generated");
-    let status = Command::new(env!("CARGO"))
-        .args([
-            "build",
-            "--quiet",
-            "--locked",
-            "--offline",
-            "--manifest-path",
-        ])
-        .arg(dir.join("Cargo.toml"))
-        .env("CARGO_TARGET_DIR", &target)
-        .status()
-        .unwrap();
-    assert!(
-        status.success(),
-        "cargo build --locked of the moved, generated {transport} project failed"
-    );
-    let binary = target.join(format!("debug/apizr-{transport}-service"));
-    assert!(binary.is_file());
-    (dir, binary)
+    let source = workspace_root().join("tests/fixtures/generate/sources/service.py");
+    built::generate_and_build(transport, &source, governed.then_some("{}"))
 }
 
 fn free_port() -> u16 {
@@ -299,68 +250,22 @@ fn drive_mcp(python: &Path, governed: bool) {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-fn docker_available() -> bool {
-    let ok = Command::new("docker")
-        .args(["info", "--format", "{{.ServerVersion}}"])
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !ok {
-        apizr_test_support::skip("no docker engine");
-    }
-    ok
-}
-
-struct DockerCleanup(Vec<Vec<String>>);
-
-impl Drop for DockerCleanup {
-    fn drop(&mut self) {
-        for args in &self.0 {
-            let _ = Command::new("docker").args(args).output();
-        }
-    }
-}
-
 /// The generated Dockerfile works with the offline base image built by
 /// `scripts/ci-docker-setup` (`APIZR_BASE_IMAGE_TAG`): non-root, bundle at /srv/apizr,
 /// binding 0.0.0.0 with a bearer token, HEALTHCHECK on /readyz reaching `healthy`.
 #[test]
 fn generated_rest_image_builds_and_runs_under_docker() {
-    if !docker_available() {
+    if !built::docker_available() {
         return;
     }
-    let base = std::env::var("APIZR_BASE_IMAGE_TAG")
-        .unwrap_or_else(|_| "apizr-ci/python-base:bookworm-stdlib".into());
     let (dir, binary) = generate_and_build("rest", false);
-    // The Dockerfile copies target/release/<package>; a debug build serves the test as well.
-    let release = dir.join("target/release");
-    std::fs::create_dir_all(&release).unwrap();
-    std::fs::copy(&binary, release.join("apizr-rest-service")).unwrap();
     let tag = format!("apizr-generate-test:{}", std::process::id());
     let name = format!("apizr-generate-test-{}", std::process::id());
-    let _cleanup = DockerCleanup(vec![
+    let _cleanup = built::DockerCleanup(vec![
         vec!["rm".into(), "-f".into(), name.clone()],
         vec!["image".into(), "rm".into(), "-f".into(), tag.clone()],
     ]);
-    let out = Command::new("docker")
-        .args([
-            "build",
-            "--quiet",
-            "--build-arg",
-            &format!("BASE_IMAGE={base}"),
-            "-t",
-            &tag,
-            ".",
-        ])
-        .current_dir(&dir)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "docker build: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    // Requests are made from inside the container (the image's own python3): port publishing
-    // is not available on every CI engine, and this also proves the bind address.
+    built::build_image(&dir, &binary, &tag);
     let out = Command::new("docker")
         .args([
             "run",
@@ -386,45 +291,15 @@ fn generated_rest_image_builds_and_runs_under_docker() {
         String::from_utf8_lossy(&out.stdout).trim().to_string()
     };
     assert_eq!(inspect("{{.Config.User}}"), "65532:65532");
-    let request = |method: &str, path: &str, body: &str, token: bool| -> (u16, String) {
-        let script = format!(
-            "import sys, urllib.request, urllib.error\n\
-             req = urllib.request.Request('http://127.0.0.1:8000{path}', method='{method}', \
-             data={data}, headers={{'content-type': 'application/json'{auth}}})\n\
-             try:\n    r = urllib.request.urlopen(req, timeout=10); code, text = r.status, r.read()\n\
-             except urllib.error.HTTPError as e:\n    code, text = e.code, e.read()\n\
-             except Exception as e:\n    code, text = 0, repr(e).encode()\n\
-             sys.stdout.write(str(code) + ' ' + text.decode())",
-            data = if body.is_empty() {
-                "None".to_string()
-            } else {
-                format!("{body:?}.encode()")
-            },
-            auth = if token {
-                ", 'authorization': 'Bearer s3cret'"
-            } else {
-                ""
-            },
-        );
-        let out = Command::new("docker")
-            .args(["exec", &name, "python3", "-c", &script])
-            .output()
-            .unwrap();
-        let text = String::from_utf8_lossy(&out.stdout).into_owned();
-        let (code, body) = text.split_once(' ').unwrap_or(("0", ""));
-        (code.parse().unwrap_or(0), body.to_string())
+    let request = |method: &str, path: &str, body: &str, token: bool| {
+        built::request_inside(&name, method, path, body, token.then_some("s3cret"))
     };
     let deadline = Instant::now() + Duration::from_secs(60);
     while request("GET", "/readyz", "", false).0 != 200 {
-        let logs = Command::new("docker")
-            .args(["logs", &name])
-            .output()
-            .unwrap();
         assert!(
             Instant::now() < deadline,
-            "container never became ready: {}{}",
-            String::from_utf8_lossy(&logs.stdout),
-            String::from_utf8_lossy(&logs.stderr)
+            "container never became ready: {}",
+            built::logs(&name)
         );
         std::thread::sleep(Duration::from_millis(300));
     }
