@@ -10,9 +10,9 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use apizr_inspect::ParsedModule;
-use apizr_inspect::interface::{self, PlanError};
+use apizr_inspect::interface::{self, PlanError, bindable};
 use apizr_ir::interface::InvocationContract;
-use apizr_ir::{Assessment, Inspection, ReadinessState, Value};
+use apizr_ir::{Assessment, Inspection, Value};
 
 use crate::openapi::{obj, text};
 
@@ -38,10 +38,7 @@ pub fn plan(
         .iter()
         .filter(|a| ids.contains(a.capability_id.as_str()))
         .collect();
-    let allowed = |a: &&Assessment| {
-        a.can_generate_interface || (a.in_ir && a.state == ReadinessState::Conditional)
-    };
-    if chosen.is_empty() || !chosen.iter().all(allowed) {
+    if chosen.is_empty() || !chosen.iter().all(|a| bindable(a, true)) {
         let contracts = interface::plan_interfaces(parsed, inspection, Some(selection))?;
         return Ok((contracts, None));
     }

@@ -20,7 +20,7 @@ use crate::facts::ModuleFacts;
 use crate::module::ParsedModule;
 use crate::readiness::typeddict;
 
-pub use select::{PlanError, parse_selection};
+pub use select::{PlanError, bindable, parse_selection};
 
 /// Contracts of the selected capabilities (all, when `selection` is `None`), sorted by
 /// capability id. Refuses when a selected capability is not eligible.

@@ -29,6 +29,18 @@ impl PlanError {
     }
 }
 
+/// Whether a capability may be exposed: eligible for an interface, or - only when the caller
+/// explicitly allows it (`generate --allow-conditional`, `#[python(allow_conditional)]`) -
+/// `conditional` and in the IR. `unsupported` and `ambiguous` are never exposed: what makes a
+/// conditional capability conditional is its module's environment, which an operator can
+/// judge; the other states mean the contract itself is unknown.
+pub fn bindable(assessment: &Assessment, allow_conditional: bool) -> bool {
+    assessment.can_generate_interface
+        || (allow_conditional
+            && assessment.in_ir
+            && assessment.state == apizr_ir::ReadinessState::Conditional)
+}
+
 /// `--select a, python:m:b` → `["a", "python:m:b"]`; an empty item is an error.
 pub fn parse_selection(text: &str) -> Result<Vec<String>, PlanError> {
     text.split(',')
@@ -74,7 +86,7 @@ pub fn select<'a>(
     };
     let refused: Vec<String> = chosen
         .iter()
-        .filter(|a| !a.can_generate_interface)
+        .filter(|a| !bindable(a, false))
         .map(|a| refusal_entry(a))
         .collect();
     if !refused.is_empty() {
