@@ -89,11 +89,15 @@
 //! * [`audit`] — one JSON line per call.
 //! * [`owner`] — who owns a leftover (boot, pid namespace, pid, start time) and whether that
 //!   process still runs: what start-up sweeps use to never touch a live process's things.
+//! * `bind` (cargo feature `macros`) — `#[python]` bindings and `#[endpoint]` functions:
+//!   [`python`], [`endpoint`], `CallError`, `init`, `capabilities!`.
 //! * Internals shared by the backends (hidden): the worker protocol `apizr.worker/v1`
 //!   (`protocol`, also in `PROTOCOL.md`), the embedded Python worker (`worker`), the worker
 //!   request (`request`).
 
 pub mod audit;
+#[cfg(feature = "macros")]
+pub mod bind;
 pub mod call;
 pub mod envelope;
 #[cfg(feature = "interpreter")]
@@ -135,3 +139,12 @@ pub use request::{BindingParameter, CallRequest, ExecutionKind};
 pub use runtime::CallOutcome;
 pub use runtime::{CallReport, LauncherLocation, LocalRuntime, RuntimeConfig};
 pub use status::Status;
+
+#[cfg(feature = "macros")]
+pub use apizr_macros::{endpoint, python};
+/// What `#[python]` / `#[endpoint]` expansions name; not a public API.
+#[cfg(feature = "macros")]
+#[doc(hidden)]
+pub use bind::private as __private;
+#[cfg(feature = "macros")]
+pub use bind::{CallError, init};

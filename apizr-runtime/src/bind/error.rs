@@ -1,0 +1,65 @@
+//! [`CallError`]: a bound call that did not succeed.
+
+use std::fmt;
+
+use crate::oci::OciStatus;
+use crate::status::Status;
+
+/// Why a call of a `#[python]` binding failed. [`CallError::status`] is the status of the
+/// result envelope the same call gets from `apizr execute` (`invalid_input`, `timeout`,
+/// `policy_refused`, `source_mismatch`, …; v2 calls also `backend_unavailable`,
+/// `runtime_image_unavailable`, `resource_limit`, `cleanup_failed`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CallError {
+    status: OciStatus,
+    detail: String,
+}
+
+impl CallError {
+    pub(crate) fn new(status: OciStatus, detail: impl Into<String>) -> Self {
+        CallError {
+            status,
+            detail: detail.into(),
+        }
+    }
+
+    pub(crate) fn v1(status: Status, detail: impl Into<String>) -> Self {
+        CallError::new(OciStatus::V1(status), detail)
+    }
+
+    /// The envelope status (its wire name).
+    pub fn status(&self) -> &'static str {
+        self.status.wire_name()
+    }
+
+    /// What went wrong, for people (never argument values).
+    pub fn detail(&self) -> &str {
+        &self.detail
+    }
+}
+
+impl fmt::Display for CallError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.detail.is_empty() {
+            f.write_str(self.status())
+        } else {
+            write!(f, "{}: {}", self.status(), self.detail)
+        }
+    }
+}
+
+impl std::error::Error for CallError {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn status_names_the_envelope_status() {
+        let error = CallError::v1(Status::Timeout, "wall time 100 ms exceeded");
+        assert_eq!(error.status(), "timeout");
+        assert_eq!(error.to_string(), "timeout: wall time 100 ms exceeded");
+        let error = CallError::new(OciStatus::BackendUnavailable, "");
+        assert_eq!(error.to_string(), "backend_unavailable");
+    }
+}

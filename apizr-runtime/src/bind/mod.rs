@@ -1,0 +1,29 @@
+//! Bindings made by `apizr-macros` (cargo feature `macros`): what the generated code links.
+//!
+//! * [`CallError`] — why a bound Python call failed; its status names the envelope status.
+//! * [`init`] — call first in `main`: a governed call may re-execute the binary as its
+//!   launcher, and that process must become the launcher before anything else runs.
+//! * [`Registration`] and [`capabilities!`](crate::capabilities) — explicit registration of
+//!   bound Python functions and native endpoints for a server (no life-before-main).
+//! * `__private` (hidden) — the types and functions expansions name; not a public API.
+
+mod error;
+pub mod private;
+
+pub use error::CallError;
+pub use private::Registration;
+
+/// Run the launcher if this process was started as one (then never returns); otherwise do
+/// nothing. Call it first in `main` of every program that uses governed `#[python]` bindings.
+pub fn init() {
+    crate::launcher::run_if_requested();
+}
+
+/// The registrations of `#[python]` bindings and `#[endpoint]` functions, by path:
+/// `apizr_runtime::capabilities![total, pricing::quote]` → `Vec<Registration>`.
+#[macro_export]
+macro_rules! capabilities {
+    ($($($segment:ident)::+),* $(,)?) => {
+        ::std::vec![$($($segment)::+ :: __apizr_capability()),*]
+    };
+}
