@@ -4,8 +4,8 @@
 //!   sets for the compiler and therefore for the macro). Absolute paths are refused: they would
 //!   tie the crate to one machine. Errors name the path as the user wrote it.
 //! * The inspection (parse, IR, readiness, planning of every bindable capability) runs on a
-//!   thread with the inspector's big stack ([`INSPECT_STACK_BYTES`]): the parser recurses, and
-//!   a stack overflow would abort the compiler. A panic becomes an error, never a crash.
+//!   thread with the inspector's big stack ([`on_inspect_stack`]): the parser recurses, and a
+//!   stack overflow would abort the compiler. A panic becomes an error, never a crash.
 //! * Results are cached per process by (content digest, kind, module): a crate with fifty
 //!   bindings to one file inspects it once, and a long-lived proc-macro server (rust-analyzer)
 //!   re-inspects only when the bytes change.
@@ -14,9 +14,8 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
 
-use apizr_inspect::interface::{PlanError, Planner, bindable};
-use apizr_inspect::project::INSPECT_STACK_BYTES;
-use apizr_inspect::{InspectError, InspectOptions};
+use apizr_inspect::interface::{PlanError, bindable, contracts_for};
+use apizr_inspect::{InspectError, InspectOptions, on_inspect_stack};
 use apizr_ir::interface::InvocationContract;
 use apizr_ir::{Assessment, Capability, Digest, Inspection, SourceKind};
 use syn::LitStr;
@@ -133,18 +132,16 @@ pub fn analyze(bytes: &[u8], kind: SourceKind, module: &str) -> Cached {
     if let Some(hit) = lock().get(&key) {
         return hit.clone();
     }
-    let owned = bytes.to_vec();
-    let name = module.to_string();
-    let spawned = std::thread::Builder::new()
-        .name("apizr-macros-inspect".into())
-        .stack_size(INSPECT_STACK_BYTES)
-        .spawn(move || analyze_now(&owned, kind, &name));
-    let result = match spawned {
+    let work = || {
+        // The panic is caught on the inspection thread, so it never unwinds into the compiler.
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            analyze_now(bytes, kind, module)
+        }))
+    };
+    let result = match on_inspect_stack(work) {
         Err(error) => Err(AnalysisError::Thread(error.to_string())),
-        Ok(handle) => match handle.join() {
-            Ok(result) => result,
-            Err(payload) => Err(AnalysisError::Panic(panic_message(payload.as_ref()))),
-        },
+        Ok(Err(payload)) => Err(AnalysisError::Panic(panic_message(payload.as_ref()))),
+        Ok(Ok(result)) => result,
     };
     let result = Arc::new(result);
     let mut cache = lock();
@@ -178,29 +175,51 @@ fn analyze_now(bytes: &[u8], kind: SourceKind, module: &str) -> Result<Analysis,
         apizr_inspect::inspect_bytes_parsed(bytes, kind, module, InspectOptions::default())
             .map_err(AnalysisError::Inspect)?;
     let inspection = outcome.inspection;
-    let planner = Planner::new(&parsed, &inspection);
-    let capabilities = inspection
-        .readiness
-        .assessments
+    let assessments = &inspection.readiness.assessments;
+    let bindable_ones: Vec<_> = assessments.iter().filter(|a| bindable(a, true)).collect();
+    // All at once (the module facts are collected once); if one capability cannot be lowered,
+    // plan each alone so that only the binding of that one reports the error.
+    let mut contracts = match contracts_for(&parsed, &inspection, &bindable_ones) {
+        Ok(all) => all.into_iter().map(Ok).collect::<Vec<_>>(),
+        Err(_) => bindable_ones
+            .iter()
+            .map(|a| contracts_for(&parsed, &inspection, &[*a]).and_then(one))
+            .collect(),
+    }
+    .into_iter();
+    let capabilities = assessments
         .iter()
         .map(|assessment| Planned {
             assessment: assessment.clone(),
-            capability: inspection
-                .capability_ir
-                .capabilities
-                .iter()
-                .find(|c| c.id == assessment.capability_id)
-                .cloned(),
-            contract: bindable(assessment, true).then(|| planner.contract(assessment)),
+            capability: capability_of(&inspection, &assessment.capability_id),
+            contract: if bindable(assessment, true) {
+                contracts.next()
+            } else {
+                None
+            },
         })
         .collect();
-    drop(planner);
     Ok(Analysis {
         inspection,
         executable: outcome.executable,
         kind,
         capabilities,
     })
+}
+
+fn one(mut contracts: Vec<InvocationContract>) -> Result<InvocationContract, PlanError> {
+    contracts
+        .pop()
+        .ok_or_else(|| PlanError::Lowering("no contract planned".into()))
+}
+
+fn capability_of(inspection: &Inspection, id: &str) -> Option<Capability> {
+    inspection
+        .capability_ir
+        .capabilities
+        .iter()
+        .find(|c| c.id == id)
+        .cloned()
 }
 
 #[cfg(test)]

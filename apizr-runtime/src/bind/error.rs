@@ -2,7 +2,6 @@
 
 use std::fmt;
 
-use crate::oci::OciStatus;
 use crate::status::Status;
 
 /// Why a call of a `#[python]` binding failed. [`CallError::status`] is the status of the
@@ -11,20 +10,16 @@ use crate::status::Status;
 /// `runtime_image_unavailable`, `resource_limit`, `cleanup_failed`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CallError {
-    status: OciStatus,
+    status: Status,
     detail: String,
 }
 
 impl CallError {
-    pub(crate) fn new(status: OciStatus, detail: impl Into<String>) -> Self {
+    pub(crate) fn new(status: Status, detail: impl Into<String>) -> Self {
         CallError {
             status,
             detail: detail.into(),
         }
-    }
-
-    pub(crate) fn v1(status: Status, detail: impl Into<String>) -> Self {
-        CallError::new(OciStatus::V1(status), detail)
     }
 
     /// The envelope status (its wire name).
@@ -56,10 +51,10 @@ mod tests {
 
     #[test]
     fn status_names_the_envelope_status() {
-        let error = CallError::v1(Status::Timeout, "wall time 100 ms exceeded");
+        let error = CallError::new(Status::Timeout, "wall time 100 ms exceeded");
         assert_eq!(error.status(), "timeout");
         assert_eq!(error.to_string(), "timeout: wall time 100 ms exceeded");
-        let error = CallError::new(OciStatus::BackendUnavailable, "");
+        let error = CallError::new(Status::BackendUnavailable, "");
         assert_eq!(error.to_string(), "backend_unavailable");
     }
 }

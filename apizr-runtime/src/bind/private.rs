@@ -19,7 +19,6 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use super::CallError;
-use crate::oci::OciStatus;
 use crate::status::Status;
 
 /// `.py` or `.ipynb`.
@@ -93,7 +92,7 @@ impl PythonBinding {
         ];
         for (what, bytes, expected) in checks {
             if Digest::sha256(bytes).prefixed() != expected {
-                return Err(CallError::v1(
+                return Err(CallError::new(
                     Status::SourceMismatch,
                     format!(
                         "the embedded {what} of `{}` does not match its digest",
@@ -162,7 +161,7 @@ pub fn arguments_object(args: &[Argument]) -> Result<serde_json::Map<String, Val
                 object.insert(arg.name.to_string(), value.clone());
             }
             Some(Err(error)) => {
-                return Err(CallError::v1(
+                return Err(CallError::new(
                     Status::InvalidInput,
                     format!("argument `{}` cannot be encoded as JSON: {error}", arg.name),
                 ));
@@ -199,7 +198,7 @@ pub fn convert_error<T, E: From<CallError>>(result: Result<T, CallError>) -> Res
 /// that path is a library API, a binding refuses honestly instead of running a second copy.
 fn not_connected() -> CallError {
     CallError::new(
-        OciStatus::BackendUnavailable,
+        Status::BackendUnavailable,
         "#[python] calls are not connected to the runtime call path in this build",
     )
 }
