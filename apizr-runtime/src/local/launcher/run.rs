@@ -54,7 +54,10 @@ pub(super) fn run(config: &LaunchConfig, args: &[OsString]) -> i32 {
         && !wait_either(&child, &lifeline)
     {
         // The supervisor is gone: nobody will read the answer. End the call and clean up
-        // what the supervisor would have removed.
+        // what the supervisor would have removed. Leave the call's cgroups first: a sweep
+        // (any other apizr process) now sees a dead owner and kills every task in them, and
+        // it must not kill this launcher before the working directory is removed.
+        leave_cgroups(config);
         let _ = child.kill();
         let _ = child.wait();
         teardown(config);
@@ -156,15 +159,22 @@ fn teardown(config: &LaunchConfig) {
     for dir in &config.leftovers {
         let _ = fs::remove_dir_all(dir);
     }
+    leave_cgroups(config);
     for procs in &config.cgroup_procs {
         let Some(group) = procs.parent() else {
             continue;
         };
-        if let Some(parent) = group.parent() {
-            let _ = fs::write(parent.join("cgroup.procs"), std::process::id().to_string());
-        }
         kill_members(group);
         let _ = fs::remove_dir(group);
+    }
+}
+
+/// Move this launcher from the call's cgroups to their parents.
+fn leave_cgroups(config: &LaunchConfig) {
+    for procs in &config.cgroup_procs {
+        if let Some(parent) = procs.parent().and_then(Path::parent) {
+            let _ = fs::write(parent.join("cgroup.procs"), std::process::id().to_string());
+        }
     }
 }
 
