@@ -183,3 +183,17 @@ fn generated_governed_image_is_never_ready_under_the_default_profile_and_enforce
     assert_eq!((status, body.as_str()), (200, r#""blocked: errno 101""#));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The generator (which does not depend on the runtime) adds exactly the calls the runtime's
+/// launcher says it needs: one list may not move without the other.
+#[test]
+fn the_generated_profile_adds_exactly_the_launcher_calls() {
+    let mut generated: Vec<&str> = apizr_codegen::seccomp::LAUNCHER_SYSCALLS
+        .iter()
+        .map(|(name, _)| *name)
+        .collect();
+    let mut needed = apizr_runtime::seccomp::LAUNCHER_SYSCALLS.to_vec();
+    generated.sort_unstable();
+    needed.sort_unstable();
+    assert_eq!(generated, needed);
+}

@@ -313,6 +313,15 @@ pub(super) fn processes(p: &mut EnforcementPlan, host: &HostCapabilities) {
             "private".into(),
             &format!("fresh /proc of the call's PID namespace: no host process visible{suffix}"),
         );
+    } else if p.pid_ns && host.mount_namespace {
+        // Inside a container engine that masks parts of /proc, the kernel refuses new proc
+        // mounts: the call sees the /proc of the place the server runs (in a container, the
+        // container's processes).
+        p.unenforced(
+            "proc",
+            "private".into(),
+            Some("a fresh /proc cannot be mounted (see notes): the /proc where the server runs is visible"),
+        );
     } else {
         p.unenforced(
             "proc",

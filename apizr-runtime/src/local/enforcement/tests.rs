@@ -131,3 +131,43 @@ fn a_non_root_host_uses_its_user_namespace() {
     assert_eq!(p.identity, IdentityPlan::NamespaceRoot);
     assert!(p.user_ns);
 }
+
+/// Inside Docker with the generated seccomp profile: namespaces work, a fresh /proc does not
+/// (the engine masks /proc paths), cgroups are not delegated. Network deny and subprocess deny
+/// are enforced; the filesystem sandbox, disk and cgroup limits are refused with the reason,
+/// and the call's /proc is reported as not private.
+#[test]
+fn a_container_without_a_fresh_proc_refuses_the_view_and_keeps_the_namespaces() {
+    let host = HostCapabilities {
+        is_root: false,
+        can_switch_ids: false,
+        fresh_proc: false,
+        cgroup_pids: None,
+        cgroup_memory: None,
+        user_namespace: true,
+        ..capable_root()
+    };
+    let p = plan(&policy(STRICT), &host);
+    assert_eq!(p.refused, vec!["filesystem", "memory", "pids"]);
+    assert_eq!(p.view, None);
+    assert!(p.net_ns && p.pid_ns && p.seccomp);
+    let proc = p.controls.iter().find(|c| c.control == "proc").unwrap();
+    assert!(!proc.enforced);
+    assert!(
+        proc.mechanism
+            .as_deref()
+            .unwrap()
+            .starts_with("a fresh /proc cannot be mounted"),
+        "{proc:?}"
+    );
+    let reasons = unenforceable(&policy(STRICT), &host);
+    let filesystem = reasons.iter().find(|u| u.control == "filesystem").unwrap();
+    assert!(
+        filesystem
+            .reason
+            .contains("container engines mask parts of /proc"),
+        "{filesystem}"
+    );
+    // Network deny alone can be served there.
+    assert!(unenforceable(&policy(r#"{"network":{"mode":"deny"}}"#), &host).is_empty());
+}
