@@ -22,6 +22,28 @@ impl CallError {
         }
     }
 
+    /// The error of an outcome that is not a success: its status, and as detail the
+    /// argument error, else the limits hit, else the last line of the worker's stderr
+    /// (a traceback's exception line).
+    pub(crate) fn from_outcome(outcome: &crate::call::Outcome) -> Self {
+        let detail = match (
+            &outcome.detail,
+            outcome.limits_hit(),
+            outcome.worker_stderr(),
+        ) {
+            (Some(detail), _, _) => detail.clone(),
+            (None, limits, _) if !limits.is_empty() => format!("limits hit: {}", limits.join(", ")),
+            (None, _, Some((stderr, _))) => stderr
+                .lines()
+                .rev()
+                .find(|l| !l.trim().is_empty())
+                .unwrap_or("")
+                .to_string(),
+            (None, _, None) => String::new(),
+        };
+        CallError::new(outcome.status, detail)
+    }
+
     /// The envelope status (its wire name).
     pub fn status(&self) -> &'static str {
         self.status.wire_name()

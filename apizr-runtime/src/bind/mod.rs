@@ -9,6 +9,7 @@
 
 mod error;
 pub mod private;
+mod run;
 
 pub use error::CallError;
 pub use private::Registration;
@@ -17,6 +18,7 @@ pub use private::Registration;
 /// nothing. Call it first in `main` of every program that uses governed `#[python]` bindings.
 pub fn init() {
     crate::launcher::run_if_requested();
+    run::mark_initialized();
 }
 
 /// The registrations of `#[python]` bindings and `#[endpoint]` functions, by path:

@@ -176,9 +176,8 @@ pub fn call_sync<T: DeserializeOwned>(
     binding: &'static PythonBinding,
     args: &[Argument],
 ) -> Result<T, CallError> {
-    let _arguments = arguments_object(args)?;
-    binding.verify()?;
-    Err(not_connected())
+    let arguments = arguments_object(args)?;
+    super::run::run_blocking(binding, &arguments)
 }
 
 /// An asynchronous call of a binding.
@@ -186,21 +185,17 @@ pub async fn call_async<T: DeserializeOwned>(
     binding: &'static PythonBinding,
     args: &[Argument],
 ) -> Result<T, CallError> {
-    call_sync(binding, args)
+    let arguments = arguments_object(args)?;
+    if tokio::runtime::Handle::try_current().is_err() {
+        // Not on tokio (another executor, or a plain block_on): run on this thread.
+        return super::run::run_blocking(binding, &arguments);
+    }
+    super::run::run_async(binding, &arguments).await
 }
 
 /// The binding's error type from a [`CallError`] (`E: From<CallError>`).
 pub fn convert_error<T, E: From<CallError>>(result: Result<T, CallError>) -> Result<T, E> {
     result.map_err(E::from)
-}
-
-/// Bound calls run through the runtime's one call path (the one `apizr execute` uses); until
-/// that path is a library API, a binding refuses honestly instead of running a second copy.
-fn not_connected() -> CallError {
-    CallError::new(
-        Status::BackendUnavailable,
-        "#[python] calls are not connected to the runtime call path in this build",
-    )
 }
 
 /// A bound Python function or a native endpoint, for a server's registration list.
