@@ -148,4 +148,24 @@ pub struct InspectArgs {
     /// Worker threads for a directory (default: all cores)
     #[arg(long, value_name = "N", hide_short_help = true)]
     pub threads: Option<usize>,
+
+    /// Readiness policy: v1 (the reference's `apizr.readiness/v1`) or v2 (opt-in: proves more
+    /// top-level statements harmless; `apizr.readiness/v2`, its own digest)
+    #[arg(long, value_enum, default_value_t = Readiness::V1)]
+    pub readiness: Readiness,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Readiness {
+    V1,
+    V2,
+}
+
+impl Readiness {
+    pub fn policy(self) -> apizr_ir::ReadinessPolicy {
+        match self {
+            Readiness::V1 => apizr_ir::ReadinessPolicy::V1,
+            Readiness::V2 => apizr_ir::ReadinessPolicy::V2,
+        }
+    }
 }

@@ -27,6 +27,7 @@ pub fn run(args: &InspectArgs) -> anyhow::Result<ExitCode> {
         strip_magics: args.strip_magics,
         // The text report and `--explain` show explanations; `--ir` and the envelope do not.
         explain: args.explain || (!args.ir && args.format == Format::Text),
+        readiness: args.readiness.policy(),
     };
     let path = args.source.clone();
     let module = args.module_name.clone();
@@ -106,6 +107,7 @@ fn run_dir(args: &InspectArgs) -> anyhow::Result<ExitCode> {
         inspect: InspectOptions {
             strip_magics: args.strip_magics,
             explain: args.explain,
+            readiness: args.readiness.policy(),
         },
         threads: args.threads,
         keep_envelopes: args.format == Format::Json && !args.explain,

@@ -54,6 +54,8 @@ pub struct InspectOptions {
     pub strip_magics: bool,
     /// Also build the [`explain::Explanation`] of the readiness report.
     pub explain: bool,
+    /// The readiness policy (v1, the reference's, by default).
+    pub readiness: apizr_ir::ReadinessPolicy,
 }
 
 /// Something worth telling the user that does not change the (hashed) result.
@@ -138,7 +140,8 @@ pub fn inspect_bytes_parsed(
     }
     reject_duplicate_parameters(&ir)?;
     let ir_digest = Digest::sha256(&ir.canonical_bytes()?);
-    let readiness = readiness::assess_with(&parsed, &facts, &ir, ir_digest.clone());
+    let readiness =
+        readiness::assess_policy(&parsed, &facts, &ir, ir_digest.clone(), options.readiness);
     if let Some(error) = parsed.take_unparse_error() {
         return Err(error.into());
     }

@@ -8,6 +8,27 @@ use crate::digest::Digest;
 use crate::json::Value;
 
 pub const READINESS_POLICY: &str = "apizr.readiness/v1";
+/// The opt-in policy that proves more top-level statements safe (`--readiness v2`). Its report
+/// has the v1 shape; the `policy_version` (and so the digest) tells them apart.
+pub const READINESS_POLICY_V2: &str = "apizr.readiness/v2";
+
+/// Which readiness policy assesses a module. v1 (the default) is the reference's, byte for byte.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub enum ReadinessPolicy {
+    #[default]
+    V1,
+    V2,
+}
+
+impl ReadinessPolicy {
+    /// The report's `policy_version`.
+    pub fn schema(self) -> &'static str {
+        match self {
+            ReadinessPolicy::V1 => READINESS_POLICY,
+            ReadinessPolicy::V2 => READINESS_POLICY_V2,
+        }
+    }
+}
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ReadinessReport {

@@ -219,7 +219,16 @@ pub fn culprits(module: &Module, finding: &Finding, symbol: Option<&str>) -> Vec
         }
         Evidence::Statement { stmt, risk } => {
             let range = module.statement_range(*stmt);
-            vec![module.culprit(K::Statement, range, Some(risk_note(module, *risk)))]
+            let mut culprits =
+                vec![module.culprit(K::Statement, range, Some(risk_note(module, *risk)))];
+            // v2: also the part of the statement it could not prove.
+            if let Risk::Unproved(unproved) = risk
+                && unproved.range != range
+            {
+                let note = why_text(unproved.why).to_string();
+                culprits.push(module.culprit(K::Statement, unproved.range, Some(note)));
+            }
+            culprits
         }
         Evidence::Generator { def } => def
             .and_then(|id| match facts.statement(id).node {
@@ -294,6 +303,50 @@ fn risk_note(module: &Module, risk: Risk) -> String {
             ),
         },
         Risk::Other => "not a statement readiness can prove harmless".into(),
+        Risk::Unproved(unproved) => {
+            let span = module.span(unproved.range);
+            format!(
+                "readiness v2 cannot prove it harmless: {} `{}` (line {}, column {})",
+                why_text(unproved.why),
+                module.text(unproved.range),
+                span.line,
+                span.column
+            )
+        }
+    }
+}
+
+/// What v2 could not prove, as a phrase before the culprit's text.
+pub(super) fn why_text(why: crate::readiness::v2::Why) -> &'static str {
+    use crate::readiness::v2::Why::*;
+    match why {
+        Unbound => {
+            "the name is not bound at this point of the import (or a builtin v2 does not know)"
+        }
+        MaybeUnbound => "the name is bound on some paths only",
+        TypeCheckingOnly => "the name is only imported under `if TYPE_CHECKING:`",
+        Attribute => "an attribute v2 does not know exists",
+        NotAllowlisted => "a call that is not on the allowlist of pure stdlib constructors",
+        Arguments => "arguments v2 cannot check for this call",
+        Regex => "a pattern `re.compile` may refuse",
+        NotGeneric => "a subscript of something that is not a known generic",
+        Arity => "the wrong number of type arguments",
+        NotAType => "not a type where typing needs one",
+        NotALiteral => "a `Literal[...]` member that is not a literal",
+        NotATypeVar => "not distinct type variables",
+        BadForwardRef => "a forward reference that does not parse",
+        Unhashable => "a key or set element that may be unhashable",
+        Decorator => "a decorator that is not on the allowlist (or does not fit the class)",
+        Base => "a base class v2 does not know is safe to subclass",
+        ClassKeyword => "a class keyword v2 does not know",
+        ClassBody => "a class-body statement v2 does not prove",
+        FieldOrder => "a field without a default after one with a default",
+        MutableDefault => "a mutable (unhashable) field default",
+        EnumMember => "an enum member that does not fit the enum",
+        Target => "a target that stores into an attribute or subscript, or may not unpack",
+        Test => "a branch test v2 cannot evaluate",
+        Expression => "an expression v2 does not evaluate",
+        Statement => "a statement kind v2 never proves",
     }
 }
 

@@ -77,6 +77,14 @@ fn header(module: &Module, id: StmtId) -> String {
 fn statement_fix(module: &Module, id: StmtId, risk: Risk) -> String {
     let node = module.facts.statement(id).node;
     let targets = assigned_names(node);
+    if let Risk::Unproved(unproved) = risk {
+        return format!(
+            "make `{}` one of the forms readiness v2 proves (literals, names bound earlier, \
+             allowlisted stdlib constructors and decorators), or move it into the function that \
+             needs it",
+            module.text(unproved.range)
+        );
+    }
     if let Some(Expr::Lambda(_)) = assigned_value(node) {
         return format!(
             "write `def {}(...):` instead of assigning a lambda",
@@ -166,6 +174,7 @@ fn statement_fix(module: &Module, id: StmtId, risk: Risk) -> String {
             ),
         },
         Risk::Other => "move this statement into a function".into(),
+        Risk::Unproved(_) => unreachable_unproved(),
     }
 }
 
@@ -378,4 +387,9 @@ pub fn next_step(assessment: &Assessment) -> Option<String> {
             }
         )),
     }
+}
+
+/// `statement_fix` answers v2's reasons before it looks at v1's risks.
+fn unreachable_unproved() -> String {
+    "move this statement into a function".into()
 }

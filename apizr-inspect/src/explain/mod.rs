@@ -117,7 +117,12 @@ pub fn explain(
     readiness_digest: &Digest,
     cells: &[CellLines],
 ) -> Explanation {
-    let rules = ModuleRules::new(parsed, facts, ir);
+    let policy = if report.policy_version == apizr_ir::READINESS_POLICY_V2 {
+        apizr_ir::ReadinessPolicy::V2
+    } else {
+        apizr_ir::ReadinessPolicy::V1
+    };
+    let rules = ModuleRules::with_policy(parsed, facts, ir, policy);
     let module = Module {
         parsed,
         facts,

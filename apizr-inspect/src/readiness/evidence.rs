@@ -64,6 +64,8 @@ pub enum Risk {
     MainGuard(MainGuard),
     /// Anything else (`return`, `global`, `break`, ...).
     Other,
+    /// Readiness v2 could not prove the statement harmless: the part at fault and why.
+    Unproved(super::v2::Unproved),
 }
 
 /// Why the `__main__` guard is not exempt.

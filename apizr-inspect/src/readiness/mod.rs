@@ -9,7 +9,9 @@
 //! * [`imports`] + [`stdlib`] — READY-014/015;
 //! * [`inputs`] + [`outputs`] — per-parameter and return classification;
 //! * [`typeddict`] + [`lower`] — TypedDict proofs and their object TypedSpecs;
-//! * [`assemble`] — findings → assessments (de-duplicated, sorted, states).
+//! * [`assemble`] — findings → assessments (de-duplicated, sorted, states);
+//! * [`v2`] — the opt-in policy `apizr.readiness/v2`: the same rules, plus proofs that more
+//!   top-level statements are harmless (it only changes which READY-004/015 findings remain).
 //!
 //! This file runs the rules: [`ModuleRules`] holds what is decided once per module (TypedDict
 //! proofs, the findings every capability shares), [`ModuleRules::capability`] adds one
@@ -26,11 +28,12 @@ pub mod outputs;
 pub mod pyrepr;
 pub mod stdlib;
 pub mod typeddict;
+pub mod v2;
 
 use std::collections::HashSet;
 
 use apizr_ir::{
-    Capability, CapabilityIr, DiagnosticKind, Digest, ExecutionKind, READINESS_POLICY,
+    Capability, CapabilityIr, DiagnosticKind, Digest, ExecutionKind, ReadinessPolicy,
     ReadinessReport, ReasonCode, Span, StructuredType,
 };
 
@@ -48,14 +51,25 @@ pub fn assess(parsed: &ParsedModule, ir: &CapabilityIr, ir_digest: Digest) -> Re
     assess_with(parsed, &facts, ir, ir_digest)
 }
 
-/// [`assess`] with facts already collected.
+/// [`assess`] with facts already collected (policy v1).
 pub fn assess_with<'a>(
     parsed: &'a ParsedModule,
     facts: &'a ModuleFacts<'a>,
     ir: &CapabilityIr,
     ir_digest: Digest,
 ) -> ReadinessReport {
-    let rules = ModuleRules::new(parsed, facts, ir);
+    assess_policy(parsed, facts, ir, ir_digest, ReadinessPolicy::V1)
+}
+
+/// [`assess_with`] under `policy`.
+pub fn assess_policy<'a>(
+    parsed: &'a ParsedModule,
+    facts: &'a ModuleFacts<'a>,
+    ir: &CapabilityIr,
+    ir_digest: Digest,
+    policy: ReadinessPolicy,
+) -> ReadinessReport {
+    let rules = ModuleRules::with_policy(parsed, facts, ir, policy);
     let mut assessments: Vec<_> = ir
         .capabilities
         .iter()
@@ -75,7 +89,7 @@ pub fn assess_with<'a>(
     ReadinessReport {
         assessments,
         ir_digest,
-        policy_version: READINESS_POLICY,
+        policy_version: policy.schema(),
         source: ir.source.clone(),
         structured_types: rules.structured_types(),
     }
@@ -91,10 +105,23 @@ pub struct ModuleRules<'a> {
     /// Findings every capability of the module gets: READY-004, READY-008 and the module-scope
     /// READY-014/015.
     pub shared: Vec<Finding>,
+    /// v2: import statements that never run or whose failure is handled (no READY-015).
+    excused_imports: HashSet<ruff_text_size::TextRange>,
 }
 
 impl<'a> ModuleRules<'a> {
     pub fn new(parsed: &'a ParsedModule, facts: &'a ModuleFacts<'a>, ir: &'a CapabilityIr) -> Self {
+        Self::with_policy(parsed, facts, ir, ReadinessPolicy::V1)
+    }
+
+    /// The module's rules under `policy`: v2 runs v1's rules, then keeps only the READY-004
+    /// statements it cannot prove and drops READY-015 for imports that never run.
+    pub fn with_policy(
+        parsed: &'a ParsedModule,
+        facts: &'a ModuleFacts<'a>,
+        ir: &'a CapabilityIr,
+        policy: ReadinessPolicy,
+    ) -> Self {
         let typed_dicts = typeddict::prove_all(parsed, facts);
         let namespace = bindings::namespace_findings(parsed, facts);
         let exempt = exempt_statements(facts, ir, &typed_dicts);
@@ -106,7 +133,14 @@ impl<'a> ModuleRules<'a> {
             inert: &inert,
             has_namespace_reasons: !namespace.is_empty(),
         };
-        let mut shared: Vec<Finding> = init::risky_statements(&init)
+        let mut risky = init::risky_statements(&init);
+        let mut excused_imports = HashSet::new();
+        if policy == ReadinessPolicy::V2 {
+            let proved = v2::prove(&init, &risky);
+            risky = proved.risky;
+            excused_imports = proved.excused_imports;
+        }
+        let mut shared: Vec<Finding> = risky
             .into_iter()
             .map(|(stmt, risk)| {
                 let line = facts.statement(stmt).line;
@@ -114,13 +148,18 @@ impl<'a> ModuleRules<'a> {
             })
             .collect();
         shared.extend(namespace);
-        shared.extend(dependency_findings(parsed, facts, Scope::Module));
+        shared.extend(
+            dependency_findings(parsed, facts, Scope::Module)
+                .into_iter()
+                .filter(|f| !is_excused(f, &excused_imports)),
+        );
         ModuleRules {
             parsed,
             facts,
             ir,
             typed_dicts,
             shared,
+            excused_imports,
         }
     }
 
@@ -157,7 +196,11 @@ impl<'a> ModuleRules<'a> {
         let Some((id, _, def)) = def else {
             return findings;
         };
-        findings.extend(dependency_findings(self.parsed, facts, Scope::Function(id)));
+        findings.extend(
+            dependency_findings(self.parsed, facts, Scope::Function(id))
+                .into_iter()
+                .filter(|f| !is_excused(f, &self.excused_imports)),
+        );
         let ctx = outputs::context_at(facts, &self.typed_dicts, line);
         findings.extend(outputs::parameter_findings(&ctx, def, line));
         for overload in &cap.overloads {
@@ -189,6 +232,11 @@ impl<'a> ModuleRules<'a> {
         types.sort_by(|a, b| a.name.cmp(&b.name));
         types
     }
+}
+
+/// A READY-015 finding about an import v2 excused.
+fn is_excused(finding: &Finding, excused: &HashSet<ruff_text_size::TextRange>) -> bool {
+    matches!(&finding.evidence, Evidence::Import { statement, .. } if excused.contains(statement))
 }
 
 /// READY-014 and READY-015 findings in `scope`.

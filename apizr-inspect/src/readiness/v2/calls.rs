@@ -1,0 +1,345 @@
+//! The allowlisted calls at import: pure stdlib constructors whose arguments v2 checks, so
+//! that they neither fail nor do anything but build a value.
+//!
+//! | call | checked |
+//! | --- | --- |
+//! | `object()`, `set()`, `dict()`, `list()`, `tuple()`, `frozenset()` | no arguments, or one display |
+//! | `typing.TypeVar(name, *constraints, bound=, covariant=, contravariant=)` | name a literal, never one constraint, not both variances |
+//! | `typing.ParamSpec(name)`, `typing.NewType(name, type)` | literal names, a type |
+//! | `logging.getLogger()` / `(literal)` / `(__name__)` | only these arguments |
+//! | `re.compile(literal[, flags])` | the pattern is a regular expression `re` accepts ([`super::regex`]) |
+//! | `threading.Lock/RLock/Event/local()`, `weakref.WeakKeyDictionary/WeakValueDictionary/WeakSet()`, `collections.OrderedDict/deque/Counter()` | no arguments |
+//! | `collections.defaultdict(f)` | `f` a builtin type or a function of the module |
+//! | `contextvars.ContextVar(literal[, default=value])` | |
+//! | `collections.namedtuple(literal, fields)` | field names are identifiers, not keywords, no `_` prefix, distinct |
+//! | `enum.auto()`, `dataclasses.field(...)` | only in enum / dataclass bodies ([`super::class`]) |
+
+use ruff_python_ast::{Expr, ExprCall};
+use ruff_text_size::Ranged;
+
+use super::env::{Kind, Meaning};
+use super::{Prover, Unproved, Why, regex};
+
+/// Calls v2 knows how to check (outside class bodies).
+pub fn is_allowlisted(qualified: &str) -> bool {
+    matches!(
+        qualified,
+        "builtins.object"
+            | "builtins.set"
+            | "builtins.dict"
+            | "builtins.list"
+            | "builtins.tuple"
+            | "builtins.frozenset"
+            | "typing.TypeVar"
+            | "typing.ParamSpec"
+            | "typing.NewType"
+            | "logging.getLogger"
+            | "re.compile"
+            | "threading.Lock"
+            | "threading.RLock"
+            | "threading.Event"
+            | "threading.local"
+            | "weakref.WeakKeyDictionary"
+            | "weakref.WeakValueDictionary"
+            | "weakref.WeakSet"
+            | "collections.OrderedDict"
+            | "collections.deque"
+            | "collections.Counter"
+            | "collections.defaultdict"
+            | "contextvars.ContextVar"
+            | "collections.namedtuple"
+            | "enum.auto"
+            | "dataclasses.field"
+    )
+}
+
+impl Prover<'_> {
+    /// The qualified name a call's function resolves to, when it is a known stdlib callable.
+    pub fn callee(&self, func: &Expr) -> Proof<String> {
+        match self.value(func)? {
+            Meaning::Qualified(q) => Ok(q),
+            _ => Err(Unproved::at(func.range(), Why::NotAllowlisted)),
+        }
+    }
+
+    pub fn call(&self, call: &ExprCall) -> Proof<Meaning> {
+        let qualified = self.callee(&call.func)?;
+        let args = &call.arguments.args;
+        let keywords = &call.arguments.keywords;
+        let fail = |why| Err(Unproved::at(call.range(), why));
+        if args.iter().any(|a| matches!(a, Expr::Starred(_)))
+            || keywords.iter().any(|k| k.arg.is_none())
+        {
+            return fail(Why::Arguments);
+        }
+        let keyword = |name: &str| {
+            keywords
+                .iter()
+                .find(|k| k.arg.as_ref().is_some_and(|a| a.as_str() == name))
+        };
+        let only_keywords = |allowed: &[&str]| {
+            keywords.iter().all(|k| {
+                k.arg
+                    .as_ref()
+                    .is_some_and(|a| allowed.contains(&a.as_str()))
+            })
+        };
+        let meaning = match qualified.as_str() {
+            "builtins.object" if args.is_empty() && keywords.is_empty() => {
+                Meaning::Value(Kind::Object)
+            }
+            "builtins.set" | "builtins.dict" | "builtins.list" | "builtins.tuple"
+            | "builtins.frozenset"
+                if keywords.is_empty() && args.len() <= 1 =>
+            {
+                if let Some(arg) = args.first() {
+                    if !matches!(
+                        arg,
+                        Expr::List(_)
+                            | Expr::Tuple(_)
+                            | Expr::Set(_)
+                            | Expr::Dict(_)
+                            | Expr::StringLiteral(_)
+                    ) {
+                        return fail(Why::Arguments);
+                    }
+                    let items = self.value(arg)?;
+                    let elements_hashable = match arg {
+                        Expr::List(l) => l.elts.iter().all(|e| {
+                            self.value(e)
+                                .is_ok_and(|m| !matches!(m, Meaning::Value(k) if !k.hashable()))
+                        }),
+                        Expr::Tuple(_) => items == Meaning::Value(Kind::Tuple),
+                        _ => true,
+                    };
+                    let needs_hash =
+                        matches!(qualified.as_str(), "builtins.set" | "builtins.frozenset");
+                    if needs_hash && !elements_hashable
+                        || qualified == "builtins.dict" && !matches!(arg, Expr::Dict(_))
+                    {
+                        return fail(Why::Arguments);
+                    }
+                }
+                Meaning::Value(match qualified.as_str() {
+                    "builtins.set" => Kind::Set,
+                    "builtins.dict" => Kind::Dict,
+                    "builtins.list" => Kind::List,
+                    "builtins.tuple" => Kind::Other,
+                    _ => Kind::Object,
+                })
+            }
+            "typing.TypeVar" => {
+                let [Expr::StringLiteral(_), constraints @ ..] = &args[..] else {
+                    return fail(Why::Arguments);
+                };
+                if constraints.len() == 1
+                    || !only_keywords(&["bound", "covariant", "contravariant"])
+                {
+                    return fail(Why::Arguments);
+                }
+                for constraint in constraints {
+                    self.type_expr(constraint)?;
+                }
+                if let Some(bound) = keyword("bound") {
+                    if !constraints.is_empty() {
+                        return fail(Why::Arguments);
+                    }
+                    self.type_expr(&bound.value)?;
+                }
+                let is_true = |name| {
+                    keyword(name)
+                        .is_some_and(|k| matches!(&k.value, Expr::BooleanLiteral(b) if b.value))
+                };
+                let variance_ok =
+                    |name| keyword(name).is_none_or(|k| matches!(k.value, Expr::BooleanLiteral(_)));
+                if !variance_ok("covariant")
+                    || !variance_ok("contravariant")
+                    || is_true("covariant") && is_true("contravariant")
+                {
+                    return fail(Why::Arguments);
+                }
+                Meaning::TypeVar
+            }
+            "typing.ParamSpec" => match (&args[..], keywords.is_empty()) {
+                ([Expr::StringLiteral(_)], true) => Meaning::TypeVar,
+                _ => return fail(Why::Arguments),
+            },
+            "typing.NewType" => match (&args[..], keywords.is_empty()) {
+                ([Expr::StringLiteral(_), base], true) => {
+                    self.type_expr(base)?;
+                    Meaning::TypeLike
+                }
+                _ => return fail(Why::Arguments),
+            },
+            "logging.getLogger" if keywords.is_empty() => match &args[..] {
+                [] | [Expr::StringLiteral(_)] => Meaning::Value(Kind::Object),
+                [Expr::Name(n)] if n.id.as_str() == "__name__" && self.value(&args[0]).is_ok() => {
+                    Meaning::Value(Kind::Object)
+                }
+                _ => return fail(Why::Arguments),
+            },
+            "re.compile" if keywords.is_empty() => {
+                let (pattern, flags) = match &args[..] {
+                    [pattern] => (pattern, None),
+                    [pattern, flags] => (pattern, Some(flags)),
+                    _ => return fail(Why::Arguments),
+                };
+                if let Some(flags) = flags
+                    && self.value(flags)? != Meaning::Value(Kind::Int)
+                {
+                    return Err(Unproved::at(flags.range(), Why::Arguments));
+                }
+                let verbose = flags.is_some_and(|f| self.mentions_verbose(f));
+                let valid = match pattern {
+                    Expr::StringLiteral(s) => regex::is_valid(s.value.to_str(), verbose),
+                    _ => false,
+                };
+                if !valid {
+                    return Err(Unproved::at(pattern.range(), Why::Regex));
+                }
+                Meaning::Value(Kind::Object)
+            }
+            "threading.Lock"
+            | "threading.RLock"
+            | "threading.Event"
+            | "threading.local"
+            | "weakref.WeakKeyDictionary"
+            | "weakref.WeakValueDictionary"
+            | "weakref.WeakSet"
+            | "collections.OrderedDict"
+            | "collections.deque"
+            | "collections.Counter"
+                if args.is_empty() && keywords.is_empty() =>
+            {
+                Meaning::Value(Kind::Object)
+            }
+            "collections.defaultdict" if keywords.is_empty() && args.len() == 1 => {
+                match self.value(&args[0])? {
+                    Meaning::Qualified(q) if q.starts_with("builtins.") => {}
+                    Meaning::Function | Meaning::Class(_) => {}
+                    _ => return fail(Why::Arguments),
+                }
+                Meaning::Value(Kind::Object)
+            }
+            "contextvars.ContextVar" if only_keywords(&["default"]) => {
+                let [Expr::StringLiteral(_)] = &args[..] else {
+                    return fail(Why::Arguments);
+                };
+                if let Some(default) = keyword("default") {
+                    self.value(&default.value)?;
+                }
+                Meaning::Value(Kind::Object)
+            }
+            "collections.namedtuple" if keywords.is_empty() => match &args[..] {
+                [Expr::StringLiteral(name), fields]
+                    if is_identifier(name.value.to_str()) && namedtuple_fields(fields) =>
+                {
+                    Meaning::TypeLike
+                }
+                _ => return fail(Why::Arguments),
+            },
+            _ => return fail(Why::NotAllowlisted),
+        };
+        Ok(meaning)
+    }
+
+    /// The flags expression names `re.X` / `re.VERBOSE` (whitespace and comments in the
+    /// pattern are then ignored, which the validator must know).
+    fn mentions_verbose(&self, flags: &Expr) -> bool {
+        match flags {
+            Expr::BinOp(b) => self.mentions_verbose(&b.left) || self.mentions_verbose(&b.right),
+            Expr::Attribute(a) => matches!(a.attr.as_str(), "X" | "VERBOSE"),
+            Expr::Name(n) => matches!(n.id.as_str(), "X" | "VERBOSE"),
+            // An int literal could include the verbose bit (64).
+            Expr::NumberLiteral(_) => true,
+            _ => true,
+        }
+    }
+}
+
+type Proof<T> = Result<T, Unproved>;
+
+/// A Python identifier that is not a keyword (ASCII only: anything else is not proved).
+pub fn is_identifier(name: &str) -> bool {
+    let mut chars = name.chars();
+    chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+        && !is_keyword(name)
+}
+
+fn is_keyword(name: &str) -> bool {
+    matches!(
+        name,
+        "False"
+            | "None"
+            | "True"
+            | "and"
+            | "as"
+            | "assert"
+            | "async"
+            | "await"
+            | "break"
+            | "class"
+            | "continue"
+            | "def"
+            | "del"
+            | "elif"
+            | "else"
+            | "except"
+            | "finally"
+            | "for"
+            | "from"
+            | "global"
+            | "if"
+            | "import"
+            | "in"
+            | "is"
+            | "lambda"
+            | "nonlocal"
+            | "not"
+            | "or"
+            | "pass"
+            | "raise"
+            | "return"
+            | "try"
+            | "while"
+            | "with"
+            | "yield"
+    )
+}
+
+/// `namedtuple` field names: a string (split on commas and whitespace) or a list/tuple of
+/// strings; identifiers, no `_` prefix, distinct.
+fn namedtuple_fields(fields: &Expr) -> bool {
+    let names: Vec<String> = match fields {
+        Expr::StringLiteral(s) => s
+            .value
+            .to_str()
+            .replace(',', " ")
+            .split_whitespace()
+            .map(str::to_string)
+            .collect(),
+        Expr::List(l) => match l.elts.iter().map(literal_str).collect::<Option<Vec<_>>>() {
+            Some(names) => names,
+            None => return false,
+        },
+        Expr::Tuple(t) => match t.elts.iter().map(literal_str).collect::<Option<Vec<_>>>() {
+            Some(names) => names,
+            None => return false,
+        },
+        _ => return false,
+    };
+    let mut seen = std::collections::HashSet::new();
+    names
+        .iter()
+        .all(|n| is_identifier(n) && !n.starts_with('_') && seen.insert(n.as_str()))
+}
+
+fn literal_str(expr: &Expr) -> Option<String> {
+    match expr {
+        Expr::StringLiteral(s) => Some(s.value.to_str().to_string()),
+        _ => None,
+    }
+}

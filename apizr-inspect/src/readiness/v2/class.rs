@@ -1,0 +1,555 @@
+//! Class statements: a class is safe when its bases, keywords and decorators are known and its
+//! body — which runs at import, in its own namespace — is safe, with the rules the standard
+//! library enforces for each kind of class (each would raise at import otherwise):
+//!
+//! * dataclass: no field without a default after one with a default (unless `kw_only=True`),
+//!   no unhashable (mutable) default, `field()` with `default` or `default_factory`, not both;
+//!   `order=True` only with `eq`;
+//! * NamedTuple: fields without `_` prefix, no default-less field after a default, none of
+//!   the attributes it forbids overwriting;
+//! * Enum: members named without `_sunder_` names, each name once, values of the enum's data
+//!   type (`IntEnum`: int, `StrEnum`: str, or `auto()`), no `__new__`/`__init__`/
+//!   `_generate_next_value_` of its own when it has members (they would run at import);
+//!   `@unique` only with literal values that differ;
+//! * TypedDict: only annotations (typing checks each is a type);
+//! * Protocol: only protocols as bases;
+//! * every class: at most one base that brings a layout (a builtin, an exception, a class of
+//!   the module), plus `ABC`, `Generic[...]`; no duplicate base; metaclass only `ABCMeta`;
+//!   no base that is an enum with members or defines `__init_subclass__`; methods with
+//!   allowlisted decorators ([`super::decorators`]) and safe defaults and annotations.
+
+use ruff_python_ast::{self as ast, Expr, Stmt};
+use ruff_text_size::Ranged;
+
+use super::env::{ClassInfo, ClassKind, Kind, Meaning};
+use super::known::{self, BaseKind, EnumValues};
+use super::{Prover, Unproved, Why};
+
+type Proof<T> = Result<T, Unproved>;
+
+/// The record of a proven TypedDict (v1's proof).
+pub fn typed_dict_info() -> ClassInfo {
+    ClassInfo {
+        kind: ClassKind::TypedDict,
+        has_members: false,
+        init_subclass: false,
+    }
+}
+
+/// What the decorators ask of the body.
+#[derive(Default)]
+struct Decorated {
+    dataclass: Option<Dataclass>,
+    total_ordering: bool,
+    unique: bool,
+    runtime_checkable: bool,
+}
+
+#[derive(Default, Clone, Copy)]
+struct Dataclass {
+    kw_only: bool,
+    slots: bool,
+}
+
+const NAMEDTUPLE_RESERVED: [&str; 10] = [
+    "__new__",
+    "__init__",
+    "__slots__",
+    "__getnewargs__",
+    "_fields",
+    "_field_defaults",
+    "_make",
+    "_replace",
+    "_asdict",
+    "_source",
+];
+
+impl Prover<'_> {
+    pub fn class_def(&self, class: &ast::StmtClassDef) -> Proof<ClassInfo> {
+        let decorated = self.class_decorators(class)?;
+        let (mut kind, enum_values, inherited_init_subclass) = self.bases(class)?;
+        if decorated.dataclass.is_some() {
+            if !matches!(kind, ClassKind::Plain) {
+                return Err(Unproved::at(class.name.range(), Why::Decorator));
+            }
+            kind = ClassKind::Dataclass;
+        }
+        if decorated.runtime_checkable && kind != ClassKind::Protocol {
+            return Err(Unproved::at(class.name.range(), Why::Decorator));
+        }
+        let mut body = self.class_scope();
+        let outcome = body.class_body(class, kind, enum_values, &decorated)?;
+        Ok(ClassInfo {
+            kind,
+            has_members: outcome.has_members,
+            init_subclass: inherited_init_subclass || outcome.init_subclass,
+        })
+    }
+
+    /// A prover for a class body: the module's names plus the body's own.
+    fn class_scope(&self) -> Prover<'_> {
+        Prover {
+            env: self.env.clone(),
+            future_annotations: self.future_annotations,
+            imported_modules: self.imported_modules.clone(),
+            excused_imports: Default::default(),
+            module: self.module,
+        }
+    }
+
+    fn class_decorators(&self, class: &ast::StmtClassDef) -> Proof<Decorated> {
+        let mut out = Decorated::default();
+        for decorator in &class.decorator_list {
+            let expr = &decorator.expression;
+            let fail = || Err(Unproved::at(expr.range(), Why::Decorator));
+            let (func, call) = match expr {
+                Expr::Call(call) => (call.func.as_ref(), Some(call)),
+                other => (other, None),
+            };
+            let Meaning::Qualified(q) = self.value(func)? else {
+                return fail();
+            };
+            match (q.as_str(), call) {
+                ("dataclasses.dataclass", None) => out.dataclass = Some(Dataclass::default()),
+                ("dataclasses.dataclass", Some(call)) => {
+                    let mut options = Dataclass::default();
+                    let (mut eq, mut order) = (true, false);
+                    if !call.arguments.args.is_empty() {
+                        return fail();
+                    }
+                    for keyword in &call.arguments.keywords {
+                        let (Some(name), Expr::BooleanLiteral(value)) =
+                            (&keyword.arg, &keyword.value)
+                        else {
+                            return fail();
+                        };
+                        match name.as_str() {
+                            "kw_only" => options.kw_only = value.value,
+                            "slots" => options.slots = value.value,
+                            "eq" => eq = value.value,
+                            "order" => order = value.value,
+                            "init" | "repr" | "unsafe_hash" | "frozen" | "match_args" => {}
+                            _ => return fail(),
+                        }
+                    }
+                    if order && !eq {
+                        return fail();
+                    }
+                    out.dataclass = Some(options);
+                }
+                ("functools.total_ordering", None) => out.total_ordering = true,
+                ("enum.unique", None) => out.unique = true,
+                ("typing.final", None) => {}
+                ("typing.runtime_checkable", None) => out.runtime_checkable = true,
+                _ => return fail(),
+            }
+        }
+        Ok(out)
+    }
+
+    /// The class's kind from its bases and keywords; the values its enum members take; whether
+    /// a base defines `__init_subclass__`.
+    fn bases(&self, class: &ast::StmtClassDef) -> Proof<(ClassKind, Option<EnumValues>, bool)> {
+        let Some(arguments) = &class.arguments else {
+            return Ok((ClassKind::Plain, None, false));
+        };
+        for keyword in &arguments.keywords {
+            let ok = match keyword.arg.as_ref().map(|a| a.as_str()) {
+                Some("metaclass") => {
+                    self.value(&keyword.value)? == Meaning::Qualified("abc.ABCMeta".into())
+                }
+                Some("total") => matches!(keyword.value, Expr::BooleanLiteral(_)),
+                _ => false,
+            };
+            if !ok {
+                return Err(Unproved::at(keyword.range(), Why::ClassKeyword));
+            }
+        }
+        let (mut layout, mut kinds, mut texts) = (0, Vec::new(), Vec::new());
+        let mut init_subclass = false;
+        let mut enum_data: Option<EnumValues> = None;
+        for base in &arguments.args {
+            let fail = || Err(Unproved::at(base.range(), Why::Base));
+            let text = format!("{base:?}");
+            if texts.contains(&text) {
+                return fail();
+            }
+            texts.push(text);
+            let meaning = self.value(base)?;
+            let base_kind = match (&meaning, base) {
+                (Meaning::TypeLike, Expr::Subscript(sub)) => match self.value(&sub.value)? {
+                    Meaning::Qualified(q) if q == "typing.Generic" => BaseKind::Generic,
+                    Meaning::Qualified(q) if q == "typing.Protocol" => BaseKind::Protocol,
+                    _ => return fail(),
+                },
+                (Meaning::Qualified(q), _) => match known::base(q) {
+                    Some(kind) => kind,
+                    None => return fail(),
+                },
+                (Meaning::Class(info), _) => {
+                    if info.has_members || info.init_subclass && !init_subclass {
+                        return fail();
+                    }
+                    init_subclass |= info.init_subclass;
+                    layout += 1;
+                    kinds.push(match info.kind {
+                        ClassKind::Enum => BaseKind::Enum(EnumValues::Any),
+                        ClassKind::TypedDict => BaseKind::TypedDict,
+                        ClassKind::Protocol => BaseKind::Protocol,
+                        ClassKind::Exception => BaseKind::Exception,
+                        _ => BaseKind::Builtin,
+                    });
+                    continue;
+                }
+                _ => return fail(),
+            };
+            match base_kind {
+                BaseKind::Builtin | BaseKind::Exception => {
+                    layout += 1;
+                    if base_kind == BaseKind::Builtin
+                        && let Meaning::Qualified(q) = &meaning
+                    {
+                        enum_data = match q.as_str() {
+                            "builtins.int" => Some(EnumValues::Int),
+                            "builtins.str" => Some(EnumValues::Str),
+                            _ => None,
+                        };
+                    }
+                }
+                BaseKind::Object if arguments.args.len() > 1 => return fail(),
+                _ => {}
+            }
+            kinds.push(base_kind);
+        }
+        let has = |wanted: fn(&BaseKind) -> bool| kinds.iter().any(wanted);
+        let only = |allowed: fn(&BaseKind) -> bool| kinds.iter().all(allowed);
+        let whole = || Err(Unproved::at(class.name.range(), Why::Base));
+        let kind = if has(|k| matches!(k, BaseKind::Enum(_))) {
+            let enum_values = kinds.iter().find_map(|k| match k {
+                BaseKind::Enum(v) => Some(*v),
+                _ => None,
+            });
+            // `class E(str, Enum)`: the data type first, then one enum base.
+            let values = match (enum_data, enum_values) {
+                (Some(data), Some(EnumValues::Any)) if kinds.len() == 2 && !matches!(kinds[0], BaseKind::Enum(_)) => data,
+                (None, Some(values)) if kinds.len() == 1 => values,
+                _ => return whole(),
+            };
+            return Ok((ClassKind::Enum, Some(values), init_subclass));
+        } else if has(|k| *k == BaseKind::NamedTuple) {
+            if !only(|k| matches!(k, BaseKind::NamedTuple | BaseKind::Generic)) || kinds.iter().filter(|k| **k == BaseKind::NamedTuple).count() != 1 {
+                return whole();
+            }
+            ClassKind::NamedTuple
+        } else if has(|k| *k == BaseKind::TypedDict) {
+            if !only(|k| matches!(k, BaseKind::TypedDict | BaseKind::Generic)) {
+                return whole();
+            }
+            ClassKind::TypedDict
+        } else if arguments.args.iter().any(|b| self.value(b) == Ok(Meaning::Qualified("typing.Protocol".into())) || matches!(b, Expr::Subscript(s) if self.value(&s.value) == Ok(Meaning::Qualified("typing.Protocol".into())))) {
+            if !only(|k| matches!(k, BaseKind::Protocol | BaseKind::Generic)) {
+                return whole();
+            }
+            ClassKind::Protocol
+        } else {
+            if layout > 1 {
+                return whole();
+            }
+            if has(|k| *k == BaseKind::Exception) {
+                ClassKind::Exception
+            } else {
+                ClassKind::Plain
+            }
+        };
+        if arguments
+            .keywords
+            .iter()
+            .any(|k| k.arg.as_ref().is_some_and(|a| a.as_str() == "total"))
+            && kind != ClassKind::TypedDict
+        {
+            return whole();
+        }
+        Ok((kind, None, init_subclass))
+    }
+}
+
+#[derive(Default)]
+struct BodyOutcome {
+    has_members: bool,
+    init_subclass: bool,
+}
+
+impl Prover<'_> {
+    fn class_body(
+        &mut self,
+        class: &ast::StmtClassDef,
+        kind: ClassKind,
+        enum_values: Option<EnumValues>,
+        decorated: &Decorated,
+    ) -> Proof<BodyOutcome> {
+        let mut out = BodyOutcome::default();
+        let mut properties: Vec<String> = Vec::new();
+        let mut defined: Vec<&str> = Vec::new();
+        let mut members: Vec<(&str, &Expr)> = Vec::new();
+        let mut seen_default = false;
+        for stmt in &class.body {
+            let fail = |why| Err(Unproved::at(stmt.range(), why));
+            match stmt {
+                Stmt::Pass(_) => {}
+                Stmt::Expr(e)
+                    if matches!(
+                        e.value.as_ref(),
+                        Expr::StringLiteral(_) | Expr::EllipsisLiteral(_)
+                    ) => {}
+                Stmt::AnnAssign(a) => {
+                    let Expr::Name(name) = a.target.as_ref() else {
+                        return fail(Why::Target);
+                    };
+                    let name = name.id.as_str();
+                    match kind {
+                        ClassKind::TypedDict | ClassKind::NamedTuple
+                            if !self.future_annotations =>
+                        {
+                            self.type_expr(&a.annotation)?
+                        }
+                        _ => self.annotation(&a.annotation)?,
+                    }
+                    let class_var = is_class_var(&a.annotation);
+                    match (kind, &a.value) {
+                        (ClassKind::TypedDict, Some(_)) => return fail(Why::ClassBody),
+                        (ClassKind::NamedTuple | ClassKind::Dataclass, _) if !class_var => {
+                            if kind == ClassKind::NamedTuple
+                                && (name.starts_with('_') || NAMEDTUPLE_RESERVED.contains(&name))
+                            {
+                                return fail(Why::ClassBody);
+                            }
+                            let kw_only = decorated.dataclass.is_some_and(|d| d.kw_only);
+                            match &a.value {
+                                Some(value) => {
+                                    let has_default = if kind == ClassKind::Dataclass {
+                                        self.dataclass_default(value)?
+                                    } else {
+                                        self.value(value).map(|_| true)?
+                                    };
+                                    if !has_default && seen_default && !kw_only {
+                                        return fail(Why::FieldOrder);
+                                    }
+                                    seen_default |= has_default;
+                                }
+                                None if seen_default && !kw_only => return fail(Why::FieldOrder),
+                                None => {}
+                            }
+                        }
+                        (ClassKind::Enum, Some(value)) => members.push((name, value)),
+                        (_, Some(value)) => {
+                            let meaning = self.value(value)?;
+                            self.env.bind(name, meaning);
+                        }
+                        (_, None) => {}
+                    }
+                }
+                Stmt::Assign(a) if kind != ClassKind::TypedDict => {
+                    let [Expr::Name(target)] = a.targets.as_slice() else {
+                        return fail(Why::Target);
+                    };
+                    let name = target.id.as_str();
+                    if kind == ClassKind::NamedTuple && NAMEDTUPLE_RESERVED.contains(&name)
+                        || name == "__slots__" && decorated.dataclass.is_some_and(|d| d.slots)
+                    {
+                        return fail(Why::ClassBody);
+                    }
+                    if kind == ClassKind::Enum && !is_dunder(name) {
+                        members.push((name, &a.value));
+                        continue;
+                    }
+                    let meaning = self.value(&a.value)?;
+                    self.env.bind(name, meaning);
+                }
+                Stmt::FunctionDef(def) if kind != ClassKind::TypedDict => {
+                    let name = def.name.as_str();
+                    if kind == ClassKind::NamedTuple && NAMEDTUPLE_RESERVED.contains(&name) {
+                        return fail(Why::ClassBody);
+                    }
+                    for decorator in &def.decorator_list {
+                        self.def_decorator(&decorator.expression, Some(&properties))?;
+                    }
+                    self.signature(def)?;
+                    let is_property = def.decorator_list.iter().any(|d| matches!(self.value(&d.expression), Ok(Meaning::Qualified(q)) if q == "builtins.property" || q == "functools.cached_property"));
+                    if is_property {
+                        properties.push(name.to_string());
+                    }
+                    out.init_subclass |= name == "__init_subclass__";
+                    defined.push(name);
+                    self.env.bind(name, Meaning::Function);
+                }
+                Stmt::ClassDef(nested)
+                    if !matches!(kind, ClassKind::TypedDict | ClassKind::Enum) =>
+                {
+                    let info = self.class_def(nested)?;
+                    self.env.bind(nested.name.as_str(), Meaning::Class(info));
+                }
+                _ => return fail(Why::ClassBody),
+            }
+        }
+        if decorated.total_ordering
+            && !defined
+                .iter()
+                .any(|d| matches!(*d, "__lt__" | "__le__" | "__gt__" | "__ge__"))
+        {
+            return Err(Unproved::at(class.name.range(), Why::Decorator));
+        }
+        if kind == ClassKind::Enum {
+            self.enum_members(
+                class,
+                &members,
+                &defined,
+                enum_values.unwrap_or(EnumValues::Any),
+                decorated.unique,
+            )?;
+            out.has_members = !members.is_empty();
+        }
+        Ok(out)
+    }
+
+    /// A dataclass field's default: `field(...)` or a hashable value; whether it gives the
+    /// field a default (`field(repr=False)` does not).
+    fn dataclass_default(&self, value: &Expr) -> Proof<bool> {
+        let fail = |why| Err(Unproved::at(value.range(), why));
+        if let Expr::Call(call) = value
+            && self.value(&call.func)? == Meaning::Qualified("dataclasses.field".into())
+        {
+            if !call.arguments.args.is_empty() {
+                return fail(Why::Arguments);
+            }
+            let mut defaults = 0;
+            for keyword in &call.arguments.keywords {
+                let Some(name) = &keyword.arg else {
+                    return fail(Why::Arguments);
+                };
+                match name.as_str() {
+                    "default" => {
+                        defaults += 1;
+                        self.hashable_default(&keyword.value)?;
+                    }
+                    "default_factory" => {
+                        defaults += 1;
+                        match self.value(&keyword.value)? {
+                            Meaning::Qualified(q) if q.starts_with("builtins.") => {}
+                            Meaning::Function | Meaning::Class(_) | Meaning::Value(Kind::Other) => {
+                            }
+                            _ => return Err(Unproved::at(keyword.value.range(), Why::Arguments)),
+                        }
+                    }
+                    "init" | "repr" | "hash" | "compare" | "kw_only"
+                        if matches!(
+                            keyword.value,
+                            Expr::BooleanLiteral(_) | Expr::NoneLiteral(_)
+                        ) => {}
+                    "metadata" => {
+                        self.value(&keyword.value)?;
+                    }
+                    _ => return fail(Why::Arguments),
+                }
+            }
+            return if defaults <= 1 {
+                Ok(defaults == 1)
+            } else {
+                fail(Why::Arguments)
+            };
+        }
+        self.hashable_default(value).map(|()| true)
+    }
+
+    /// dataclasses refuse a default whose type is unhashable (`ValueError: mutable default`).
+    fn hashable_default(&self, value: &Expr) -> Proof<()> {
+        match self.value(value)? {
+            Meaning::Value(kind) if kind.hashable() => Ok(()),
+            Meaning::Qualified(_)
+            | Meaning::Class(_)
+            | Meaning::Function
+            | Meaning::TypeLike
+            | Meaning::TypeVar => Ok(()),
+            _ => Err(Unproved::at(value.range(), Why::MutableDefault)),
+        }
+    }
+
+    fn enum_members(
+        &self,
+        class: &ast::StmtClassDef,
+        members: &[(&str, &Expr)],
+        defined: &[&str],
+        values: EnumValues,
+        unique: bool,
+    ) -> Proof<()> {
+        if !members.is_empty()
+            && defined
+                .iter()
+                .any(|d| matches!(*d, "__new__" | "__init__" | "_generate_next_value_"))
+        {
+            return Err(Unproved::at(class.name.range(), Why::EnumMember));
+        }
+        let mut names: Vec<&str> = Vec::new();
+        let mut literals: Vec<String> = Vec::new();
+        for (name, value) in members {
+            let fail = || Err(Unproved::at(value.range(), Why::EnumMember));
+            if is_sunder(name) || names.contains(name) || defined.contains(name) || *name == "mro" {
+                return fail();
+            }
+            names.push(name);
+            let is_auto = matches!(value, Expr::Call(c) if c.arguments.is_empty() && self.value(&c.func) == Ok(Meaning::Qualified("enum.auto".into())));
+            let kind = if is_auto {
+                None
+            } else {
+                match self.value(value)? {
+                    Meaning::Value(kind) => Some(kind),
+                    _ => return fail(),
+                }
+            };
+            let fits = match (values, kind) {
+                (_, None) => true,
+                (EnumValues::Int, Some(k)) => k == Kind::Int,
+                (EnumValues::Str, Some(k)) => k == Kind::Str,
+                (EnumValues::Any, Some(_)) => true,
+            };
+            if !fits {
+                return fail();
+            }
+            if unique && !is_auto {
+                let literal = match value {
+                    Expr::StringLiteral(s) => format!("s{}", s.value.to_str()),
+                    Expr::NumberLiteral(ast::ExprNumberLiteral {
+                        value: ast::Number::Int(i),
+                        ..
+                    }) => format!("i{i}"),
+                    _ => return fail(),
+                };
+                if literals.contains(&literal) {
+                    return fail();
+                }
+                literals.push(literal);
+            }
+        }
+        Ok(())
+    }
+}
+
+fn is_class_var(annotation: &Expr) -> bool {
+    let head = match annotation {
+        Expr::Subscript(s) => s.value.as_ref(),
+        other => other,
+    };
+    match head {
+        Expr::Name(n) => n.id.as_str() == "ClassVar",
+        Expr::Attribute(a) => a.attr.as_str() == "ClassVar",
+        Expr::StringLiteral(s) => s.value.to_str().contains("ClassVar"),
+        _ => false,
+    }
+}
+
+fn is_dunder(name: &str) -> bool {
+    name.len() > 4 && name.starts_with("__") && name.ends_with("__")
+}
+
+fn is_sunder(name: &str) -> bool {
+    name.len() > 2 && name.starts_with('_') && name.ends_with('_') && !is_dunder(name)
+}

@@ -1,0 +1,109 @@
+//! Decorators v2 accepts on a `def` at import: stdlib wrappers that only wrap or register the
+//! function and cannot fail on a plain function.
+//!
+//! * anywhere: `functools.lru_cache` (bare, or with a literal `maxsize`/`typed`),
+//!   `functools.cache`, `functools.singledispatch`, `functools.wraps` is not (it needs the
+//!   wrapped function), `typing.overload`, `typing.final`, `typing.no_type_check`,
+//!   `contextlib.contextmanager`, `contextlib.asynccontextmanager`, `abc.abstractmethod`;
+//! * in class bodies also: `property`, `staticmethod`, `classmethod`,
+//!   `functools.cached_property`, and `<p>.setter` / `.getter` / `.deleter` of a property `p`
+//!   defined earlier in the same body.
+
+use ruff_python_ast::{Expr, Number};
+use ruff_text_size::Ranged;
+
+use super::env::Meaning;
+use super::{Prover, Unproved, Why};
+
+pub fn is_decorator(qualified: &str) -> bool {
+    is_function_decorator(qualified)
+        || is_method_decorator(qualified)
+        || is_class_decorator(qualified)
+}
+
+/// Class decorators; what each asks of the class is checked in [`super::class`].
+fn is_class_decorator(qualified: &str) -> bool {
+    matches!(
+        qualified,
+        "dataclasses.dataclass"
+            | "functools.total_ordering"
+            | "enum.unique"
+            | "typing.final"
+            | "typing.runtime_checkable"
+    )
+}
+
+fn is_function_decorator(qualified: &str) -> bool {
+    matches!(
+        qualified,
+        "functools.lru_cache"
+            | "functools.cache"
+            | "functools.singledispatch"
+            | "typing.overload"
+            | "typing.final"
+            | "typing.no_type_check"
+            | "contextlib.contextmanager"
+            | "contextlib.asynccontextmanager"
+            | "abc.abstractmethod"
+    )
+}
+
+fn is_method_decorator(qualified: &str) -> bool {
+    matches!(
+        qualified,
+        "builtins.property"
+            | "builtins.staticmethod"
+            | "builtins.classmethod"
+            | "functools.cached_property"
+    )
+}
+
+impl Prover<'_> {
+    /// One decorator of a `def`; `properties` are the properties defined earlier in the class
+    /// body (`None` at module level).
+    pub fn def_decorator(
+        &self,
+        decorator: &Expr,
+        properties: Option<&[String]>,
+    ) -> Result<(), Unproved> {
+        let fail = || Err(Unproved::at(decorator.range(), Why::Decorator));
+        if let (Some(properties), Expr::Attribute(attr)) = (properties, decorator)
+            && matches!(attr.attr.as_str(), "setter" | "getter" | "deleter")
+            && let Expr::Name(name) = attr.value.as_ref()
+        {
+            return if properties.iter().any(|p| p == name.id.as_str()) {
+                Ok(())
+            } else {
+                fail()
+            };
+        }
+        // `functools.lru_cache(maxsize=128)` / `lru_cache(None)`.
+        if let Expr::Call(call) = decorator {
+            let Ok(Meaning::Qualified(q)) = self.value(&call.func) else {
+                return fail();
+            };
+            let literal = |e: &Expr| {
+                matches!(e, Expr::NoneLiteral(_) | Expr::BooleanLiteral(_))
+                    || matches!(e, Expr::NumberLiteral(n) if matches!(n.value, Number::Int(_)))
+            };
+            let args_ok = call.arguments.args.len() <= 1
+                && call.arguments.args.iter().all(literal)
+                && call.arguments.keywords.iter().all(|k| {
+                    k.arg
+                        .as_ref()
+                        .is_some_and(|a| matches!(a.as_str(), "maxsize" | "typed"))
+                        && literal(&k.value)
+                });
+            return if q == "functools.lru_cache" && args_ok {
+                Ok(())
+            } else {
+                fail()
+            };
+        }
+        match self.value(decorator) {
+            Ok(Meaning::Qualified(q)) if is_function_decorator(&q) => Ok(()),
+            Ok(Meaning::Qualified(q)) if properties.is_some() && is_method_decorator(&q) => Ok(()),
+            _ => fail(),
+        }
+    }
+}

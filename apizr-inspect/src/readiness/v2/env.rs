@@ -1,0 +1,137 @@
+//! What v2 knows about each module-level name at a point of the import: bound for sure (and
+//! to what), bound only on some paths, or bound only for type checkers.
+//!
+//! The environment follows the module's top level in order. A name that is not in it resolves
+//! to a builtin (when it is one) or is unbound: using it at import would raise `NameError`.
+
+use std::collections::HashMap;
+
+/// What a name is bound to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Meaning {
+    /// A module: `import a` binds `a` to module `a`; `import a.b as c` binds `c` to `a.b`.
+    Module(String),
+    /// A known standard-library object, by qualified name (`typing.Optional`).
+    Qualified(String),
+    /// A class proved safe in this module.
+    Class(ClassInfo),
+    /// A type variable or parameter specification.
+    TypeVar,
+    /// Something usable as a type (a type alias, a `NewType`, a named tuple type).
+    TypeLike,
+    /// A runtime value of a known builtin kind.
+    Value(Kind),
+    /// A function defined in this module.
+    Function,
+    /// Bound for sure, to something v2 does not know (an import from outside the stdlib, the
+    /// target of a statement v2 did not prove).
+    Unknown,
+    /// Bound on some paths only (one arm of an `if`, a `try` body without the handler).
+    Maybe,
+    /// Bound only under `if TYPE_CHECKING:`: never at run time.
+    TypeOnly,
+}
+
+/// The builtin kind of a value (what operations on it cannot fail).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Int,
+    Float,
+    Str,
+    Bytes,
+    Bool,
+    None,
+    Tuple,
+    List,
+    Dict,
+    Set,
+    /// A hashable object of no interest (`object()`, a logger, a compiled pattern, a lock).
+    Object,
+    /// Some other value (a lambda, a dict-like container).
+    Other,
+}
+
+impl Kind {
+    /// `hash()` of a value of this kind cannot fail (tuples are checked when built).
+    pub fn hashable(self) -> bool {
+        !matches!(self, Kind::List | Kind::Dict | Kind::Set | Kind::Other)
+    }
+}
+
+/// What v2 records about a class it proved.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ClassInfo {
+    pub kind: ClassKind,
+    /// An enum with members (cannot be subclassed).
+    pub has_members: bool,
+    /// It or a base defines `__init_subclass__` (subclassing it runs user code).
+    pub init_subclass: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ClassKind {
+    Plain,
+    Exception,
+    Enum,
+    NamedTuple,
+    TypedDict,
+    Protocol,
+    Dataclass,
+}
+
+/// The names bound at one point of the module's top level.
+#[derive(Debug, Clone, Default)]
+pub struct Env {
+    names: HashMap<String, Meaning>,
+}
+
+impl Env {
+    pub fn bind(&mut self, name: &str, meaning: Meaning) {
+        self.names.insert(name.to_string(), meaning);
+    }
+
+    pub fn unbind(&mut self, name: &str) {
+        self.names.remove(name);
+    }
+
+    /// What `name` means here; `None` when using it would raise `NameError`.
+    pub fn lookup(&self, name: &str) -> Option<Meaning> {
+        match self.names.get(name) {
+            Some(meaning) => Some(meaning.clone()),
+            None => super::known::builtin(name),
+        }
+    }
+
+    /// Names bound here but not in `before`, or bound to something else.
+    pub fn changed_since<'e>(&'e self, before: &'e Env) -> impl Iterator<Item = &'e str> + 'e {
+        self.names
+            .iter()
+            .filter(move |(n, m)| before.names.get(*n) != Some(m))
+            .map(|(n, _)| n.as_str())
+    }
+
+    /// Merge the environments after the arms of a branch, one of which ran: a name bound the
+    /// same way in every arm keeps its meaning, bound differently it is `Unknown`, bound in
+    /// some arms only it is `Maybe`.
+    pub fn join(before: &Env, arms: &[Env]) -> Env {
+        let mut out = before.clone();
+        let mut names: Vec<&str> = arms.iter().flat_map(|a| a.changed_since(before)).collect();
+        names.sort_unstable();
+        names.dedup();
+        for name in names {
+            let meanings: Vec<Option<&Meaning>> = arms.iter().map(|a| a.names.get(name)).collect();
+            let missing = |m: &Option<&Meaning>| {
+                matches!(m, None | Some(Meaning::Maybe) | Some(Meaning::TypeOnly))
+            };
+            let meaning = match meanings.split_first() {
+                _ if meanings.iter().any(missing) => Meaning::Maybe,
+                Some((first, rest)) if rest.iter().all(|m| m == first) => {
+                    first.cloned().unwrap_or(Meaning::Unknown)
+                }
+                _ => Meaning::Unknown,
+            };
+            out.names.insert(name.to_string(), meaning);
+        }
+        out
+    }
+}

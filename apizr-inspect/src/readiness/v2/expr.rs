@@ -1,0 +1,367 @@
+//! Expressions evaluated at import: which cannot raise or do anything, and what they give.
+//!
+//! * [`Prover::value`] — an expression evaluated for its value (an assigned value, a default,
+//!   a test): literals, displays of hashable keys, names bound here, known stdlib attributes,
+//!   arithmetic on numbers, `|` of types, the allowlisted calls ([`super::calls`]).
+//! * [`Prover::type_expr`] — an argument of a typing form (`Optional[X]`, `X | None`): typing
+//!   checks its arguments and raises `TypeError` on a non-type, so only types, forward
+//!   references that parse, `None`, and known generics with the right number of arguments.
+//! * [`Prover::annotation`] — a `def`/class annotation evaluated at import (no
+//!   `from __future__ import annotations`): any value, but typing forms are checked.
+//!
+//! The one assumption: a name imported from outside the standard library that is used where
+//! a type belongs is a type (classes and functions pass typing's checks; only other objects
+//! would not).
+
+use ruff_python_ast::{self as ast, Expr, Number, Operator, UnaryOp};
+use ruff_text_size::{Ranged, TextRange};
+
+use super::env::{Kind, Meaning};
+use super::known::{self, Arity};
+use super::{Prover, Unproved, Why};
+
+type Proof<T> = Result<T, Unproved>;
+
+impl Prover<'_> {
+    /// Evaluate `expr` for its value.
+    pub fn value(&self, expr: &Expr) -> Proof<Meaning> {
+        let fail = |why| Err(Unproved::at(expr.range(), why));
+        Ok(match expr {
+            Expr::StringLiteral(_) => Meaning::Value(Kind::Str),
+            Expr::BytesLiteral(_) => Meaning::Value(Kind::Bytes),
+            Expr::BooleanLiteral(_) => Meaning::Value(Kind::Bool),
+            Expr::NoneLiteral(_) => Meaning::Value(Kind::None),
+            Expr::EllipsisLiteral(_) => Meaning::Value(Kind::Object),
+            Expr::NumberLiteral(n) => Meaning::Value(match n.value {
+                Number::Int(_) => Kind::Int,
+                _ => Kind::Float,
+            }),
+            Expr::Tuple(t) => {
+                let mut hashable = true;
+                for elt in &t.elts {
+                    hashable &= self.element(elt)?;
+                }
+                Meaning::Value(if hashable { Kind::Tuple } else { Kind::Other })
+            }
+            Expr::List(l) => {
+                for elt in &l.elts {
+                    self.element(elt)?;
+                }
+                Meaning::Value(Kind::List)
+            }
+            Expr::Set(s) => {
+                for elt in &s.elts {
+                    self.hashable(elt)?;
+                }
+                Meaning::Value(Kind::Set)
+            }
+            Expr::Dict(d) => {
+                for item in &d.items {
+                    match &item.key {
+                        Some(key) => self.hashable(key)?,
+                        None => return fail(Why::Expression),
+                    }
+                    self.value(&item.value)?;
+                }
+                Meaning::Value(Kind::Dict)
+            }
+            Expr::Name(name) => match self.env.lookup(name.id.as_str()) {
+                None => return fail(Why::Unbound),
+                Some(Meaning::Maybe) => return fail(Why::MaybeUnbound),
+                Some(Meaning::TypeOnly) => return fail(Why::TypeCheckingOnly),
+                Some(meaning) => meaning,
+            },
+            Expr::Attribute(attr) => self.attribute(attr)?,
+            Expr::Subscript(sub) => self.subscript(sub)?,
+            Expr::UnaryOp(u) => {
+                let operand = self.value(&u.operand)?;
+                match (u.op, operand) {
+                    (UnaryOp::Not, _) => Meaning::Value(Kind::Bool),
+                    (
+                        UnaryOp::USub | UnaryOp::UAdd,
+                        Meaning::Value(k @ (Kind::Int | Kind::Float)),
+                    ) => Meaning::Value(k),
+                    _ => return fail(Why::Expression),
+                }
+            }
+            Expr::BinOp(b) => self.binop(b)?,
+            Expr::Compare(_) => {
+                self.test(expr)?;
+                Meaning::Value(Kind::Bool)
+            }
+            Expr::BoolOp(_) => {
+                self.test(expr)?;
+                Meaning::Value(Kind::Other)
+            }
+            Expr::Call(call) => self.call(call)?,
+            Expr::Lambda(lambda) => {
+                if let Some(params) = &lambda.parameters {
+                    for default in params
+                        .iter_non_variadic_params()
+                        .filter_map(|p| p.default.as_deref())
+                    {
+                        self.value(default)?;
+                    }
+                }
+                Meaning::Value(Kind::Other)
+            }
+            _ => return fail(Why::Expression),
+        })
+    }
+
+    /// An element of a tuple or list: its value; true when it is hashable.
+    fn element(&self, expr: &Expr) -> Proof<bool> {
+        if let Expr::Starred(_) = expr {
+            return Err(Unproved::at(expr.range(), Why::Expression));
+        }
+        Ok(match self.value(expr)? {
+            Meaning::Value(kind) => kind.hashable(),
+            Meaning::Unknown => false,
+            _ => true,
+        })
+    }
+
+    /// A set element or dict key: `hash()` must not fail.
+    fn hashable(&self, expr: &Expr) -> Proof<()> {
+        if self.element(expr)? {
+            Ok(())
+        } else {
+            Err(Unproved::at(expr.range(), Why::Unhashable))
+        }
+    }
+
+    fn attribute(&self, attr: &ast::ExprAttribute) -> Proof<Meaning> {
+        let fail = || Err(Unproved::at(attr.range(), Why::Attribute));
+        let qualified = match self.value(&attr.value)? {
+            Meaning::Module(module) | Meaning::Qualified(module) => {
+                format!("{module}.{}", attr.attr.as_str())
+            }
+            _ => return fail(),
+        };
+        if let Some(kind) = known::constant(&qualified) {
+            return Ok(Meaning::Value(kind));
+        }
+        if known::is_known(&qualified) {
+            return Ok(Meaning::Qualified(qualified));
+        }
+        if self.imported_modules.contains(&qualified) {
+            return Ok(Meaning::Module(qualified));
+        }
+        fail()
+    }
+
+    fn subscript(&self, sub: &ast::ExprSubscript) -> Proof<Meaning> {
+        let head = self.value(&sub.value)?;
+        match &head {
+            Meaning::Qualified(q) if q == "sys.version_info" => {}
+            Meaning::Value(Kind::Tuple) if is_version_info(&sub.value) => {}
+            _ => {
+                self.type_subscript(&head, sub)?;
+                return Ok(Meaning::TypeLike);
+            }
+        }
+        // `sys.version_info[0]`, `sys.version_info[:2]`.
+        match sub.slice.as_ref() {
+            Expr::NumberLiteral(n) if matches!(&n.value, Number::Int(i) if i.as_u8().is_some_and(|v| v < 5)) => {
+                Ok(Meaning::Value(Kind::Int))
+            }
+            Expr::Slice(_) => Ok(Meaning::Value(Kind::Tuple)),
+            _ => Err(Unproved::at(sub.range(), Why::Expression)),
+        }
+    }
+
+    fn binop(&self, b: &ast::ExprBinOp) -> Proof<Meaning> {
+        let fail = || Err(Unproved::at(b.range(), Why::Expression));
+        if b.op == Operator::BitOr
+            && (is_typeish(&self.value(&b.left)?) || is_typeish(&self.value(&b.right)?))
+        {
+            // `int | "Foo"` raises: a forward reference cannot be an operand of `|`.
+            for side in [&b.left, &b.right] {
+                if let Expr::StringLiteral(_) = side.as_ref() {
+                    return Err(Unproved::at(side.range(), Why::NotAType));
+                }
+                self.type_expr(side)?;
+            }
+            return Ok(Meaning::TypeLike);
+        }
+        let (Meaning::Value(left), Meaning::Value(right)) =
+            (self.value(&b.left)?, self.value(&b.right)?)
+        else {
+            return fail();
+        };
+        use Kind::*;
+        let kind = match (b.op, left, right) {
+            (Operator::Add | Operator::Sub | Operator::Mult, Int, Int) => Int,
+            (Operator::Add | Operator::Sub | Operator::Mult, Int | Float, Int | Float) => Float,
+            (Operator::BitOr | Operator::BitAnd | Operator::BitXor, Int, Int) => Int,
+            (Operator::Add, Str, Str) => Str,
+            (Operator::Add, Bytes, Bytes) => Bytes,
+            (Operator::Add, Tuple, Tuple) => Tuple,
+            (Operator::Add, List, List) => List,
+            (Operator::BitOr, Set, Set) => Set,
+            _ => return fail(),
+        };
+        Ok(Meaning::Value(kind))
+    }
+
+    /// `head[...]` for a typing form: the arguments must satisfy its arity.
+    fn type_subscript(&self, head: &Meaning, sub: &ast::ExprSubscript) -> Proof<()> {
+        let fail = |range: TextRange, why| Err(Unproved::at(range, why));
+        let arity = match head {
+            Meaning::Qualified(q) => known::type_form(q),
+            _ => None,
+        };
+        let Some(arity) = arity else {
+            return fail(sub.value.range(), Why::NotGeneric);
+        };
+        let args: Vec<&Expr> = match sub.slice.as_ref() {
+            Expr::Tuple(t) => t.elts.iter().collect(),
+            other => vec![other],
+        };
+        let count = args.len();
+        let arity_ok = match arity {
+            Arity::Exactly(n) => count == n,
+            Arity::AtLeast(n) => count >= n,
+            Arity::Any | Arity::Literal | Arity::TypeVars => count >= 1,
+            Arity::Callable => count == 2,
+            Arity::Annotated => count >= 2,
+        };
+        if !arity_ok {
+            return fail(sub.slice.range(), Why::Arity);
+        }
+        match arity {
+            Arity::Literal => {
+                for arg in args {
+                    if !is_literal_member(arg) {
+                        return fail(arg.range(), Why::NotALiteral);
+                    }
+                }
+            }
+            Arity::TypeVars => {
+                let mut seen = Vec::new();
+                for arg in args {
+                    let name = match arg {
+                        Expr::Name(n)
+                            if self.env.lookup(n.id.as_str()) == Some(Meaning::TypeVar) =>
+                        {
+                            n.id.as_str()
+                        }
+                        _ => return fail(arg.range(), Why::NotATypeVar),
+                    };
+                    if seen.contains(&name) {
+                        return fail(arg.range(), Why::NotATypeVar);
+                    }
+                    seen.push(name);
+                }
+            }
+            Arity::Callable => {
+                match args[0] {
+                    Expr::List(l) => {
+                        for arg in &l.elts {
+                            self.type_expr(arg)?;
+                        }
+                    }
+                    Expr::EllipsisLiteral(_) => {}
+                    other => return fail(other.range(), Why::NotAType),
+                }
+                self.type_expr(args[1])?;
+            }
+            Arity::Annotated => {
+                self.type_expr(args[0])?;
+                for arg in &args[1..] {
+                    self.value(arg)?;
+                }
+            }
+            Arity::Any => {
+                for (index, arg) in args.iter().enumerate() {
+                    match arg {
+                        // `Tuple[int, ...]`, `tuple[()]`.
+                        Expr::EllipsisLiteral(_) if index == 1 => {}
+                        Expr::Tuple(t) if t.elts.is_empty() => {}
+                        _ => self.type_expr(arg)?,
+                    }
+                }
+            }
+            Arity::Exactly(_) | Arity::AtLeast(_) => {
+                for arg in args {
+                    self.type_expr(arg)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// An argument of a typing form.
+    pub fn type_expr(&self, expr: &Expr) -> Proof<()> {
+        let fail = |why| Err(Unproved::at(expr.range(), why));
+        match expr {
+            Expr::NoneLiteral(_) => Ok(()),
+            // A forward reference: typing compiles it, so it must parse.
+            Expr::StringLiteral(s) => {
+                match ruff_python_parser::parse_expression(s.value.to_str()) {
+                    Ok(_) => Ok(()),
+                    Err(_) => fail(Why::BadForwardRef),
+                }
+            }
+            Expr::Name(_) | Expr::Attribute(_) | Expr::Subscript(_) | Expr::BinOp(_) => {
+                match self.value(expr)? {
+                    Meaning::Qualified(q)
+                        if known::is_plain_type(&q) || known::type_form(&q).is_some() =>
+                    {
+                        Ok(())
+                    }
+                    Meaning::Class(_) | Meaning::TypeVar | Meaning::TypeLike | Meaning::Unknown => {
+                        Ok(())
+                    }
+                    _ => fail(Why::NotAType),
+                }
+            }
+            _ => fail(Why::NotAType),
+        }
+    }
+
+    /// An annotation evaluated at import (`def f(x: A)`, `x: A = 1` in a class body).
+    pub fn annotation(&self, expr: &Expr) -> Proof<()> {
+        if self.future_annotations {
+            return Ok(());
+        }
+        match expr {
+            Expr::StringLiteral(_) => Ok(()),
+            Expr::Subscript(_) | Expr::BinOp(_) => self.type_expr(expr),
+            _ => self.value(expr).map(drop),
+        }
+    }
+}
+
+fn is_typeish(meaning: &Meaning) -> bool {
+    match meaning {
+        Meaning::Qualified(q) => known::is_plain_type(q) || known::type_form(q).is_some(),
+        Meaning::Class(_) | Meaning::TypeVar | Meaning::TypeLike => true,
+        _ => false,
+    }
+}
+
+/// `sys.version_info` written out (after `from sys import version_info` it is a name).
+fn is_version_info(expr: &Expr) -> bool {
+    match expr {
+        Expr::Attribute(a) => a.attr.as_str() == "version_info",
+        Expr::Name(n) => n.id.as_str() == "version_info",
+        _ => false,
+    }
+}
+
+/// A `Literal[...]` member: a str/bytes/int/bool/None literal (negative numbers included).
+fn is_literal_member(expr: &Expr) -> bool {
+    match expr {
+        Expr::StringLiteral(_)
+        | Expr::BytesLiteral(_)
+        | Expr::BooleanLiteral(_)
+        | Expr::NoneLiteral(_) => true,
+        Expr::NumberLiteral(n) => matches!(n.value, Number::Int(_)),
+        Expr::UnaryOp(u) => {
+            u.op == UnaryOp::USub
+                && matches!(u.operand.as_ref(), Expr::NumberLiteral(n) if matches!(n.value, Number::Int(_)))
+        }
+        _ => false,
+    }
+}

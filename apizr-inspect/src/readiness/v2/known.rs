@@ -1,0 +1,280 @@
+//! The documented allowlist of readiness v2: the standard-library names whose behaviour at
+//! import v2 knows. Everything here is pure (no I/O, no process-wide state that matters) and
+//! its failure modes are checked where it is used (arity of generics, arguments of
+//! constructors). A name that is not here is not proved.
+
+use super::env::{Kind, Meaning};
+
+/// Builtin names v2 knows (used only when the module has not bound the name by then).
+pub fn builtin(name: &str) -> Option<Meaning> {
+    let kind = match name {
+        "int" | "str" | "float" | "bool" | "bytes" | "complex" | "bytearray" | "list" | "dict"
+        | "set" | "frozenset" | "tuple" | "type" | "object" | "range" | "slice" | "memoryview" => {
+            return Some(Meaning::Qualified(format!("builtins.{name}")));
+        }
+        "property" | "staticmethod" | "classmethod" => {
+            return Some(Meaning::Qualified(format!("builtins.{name}")));
+        }
+        _ if is_builtin_exception(name) => {
+            return Some(Meaning::Qualified(format!("builtins.{name}")));
+        }
+        "__name__" | "__file__" | "__doc__" | "__qualname__" | "__module__" => Kind::Str,
+        "None" => Kind::None,
+        "NotImplemented" | "Ellipsis" => Kind::Object,
+        _ => return None,
+    };
+    Some(Meaning::Value(kind))
+}
+
+/// The builtin exception classes (subclassing them runs no user code).
+pub fn is_builtin_exception(name: &str) -> bool {
+    matches!(
+        name,
+        "BaseException"
+            | "Exception"
+            | "ArithmeticError"
+            | "AssertionError"
+            | "AttributeError"
+            | "BufferError"
+            | "EOFError"
+            | "ImportError"
+            | "ModuleNotFoundError"
+            | "LookupError"
+            | "IndexError"
+            | "KeyError"
+            | "MemoryError"
+            | "NameError"
+            | "OSError"
+            | "IOError"
+            | "EnvironmentError"
+            | "ConnectionError"
+            | "FileExistsError"
+            | "FileNotFoundError"
+            | "PermissionError"
+            | "TimeoutError"
+            | "NotADirectoryError"
+            | "IsADirectoryError"
+            | "ReferenceError"
+            | "RuntimeError"
+            | "NotImplementedError"
+            | "RecursionError"
+            | "StopIteration"
+            | "StopAsyncIteration"
+            | "SyntaxError"
+            | "SystemError"
+            | "TypeError"
+            | "ValueError"
+            | "UnicodeError"
+            | "UnicodeDecodeError"
+            | "UnicodeEncodeError"
+            | "OverflowError"
+            | "ZeroDivisionError"
+            | "FloatingPointError"
+            | "Warning"
+            | "UserWarning"
+            | "DeprecationWarning"
+            | "PendingDeprecationWarning"
+            | "RuntimeWarning"
+            | "FutureWarning"
+            | "ImportWarning"
+            | "UnicodeWarning"
+            | "BytesWarning"
+            | "ResourceWarning"
+            | "SyntaxWarning"
+    )
+}
+
+/// How many type arguments a subscriptable type form takes without raising `TypeError`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Arity {
+    Exactly(usize),
+    AtLeast(usize),
+    /// Builtin generics (`list[...]`) and `Tuple`: no check at run time.
+    Any,
+    /// `Literal[...]`: at least one literal.
+    Literal,
+    /// `Callable[[args...] | ..., result]`.
+    Callable,
+    /// `Annotated[T, metadata...]`.
+    Annotated,
+    /// `Generic[T, ...]` / `Protocol[T, ...]`: distinct type variables only.
+    TypeVars,
+}
+
+/// Strip the module of a typing name: `typing.X` and `collections.abc.X` share their rules.
+fn typing_name(qualified: &str) -> Option<&str> {
+    qualified
+        .strip_prefix("typing.")
+        .or_else(|| qualified.strip_prefix("collections.abc."))
+}
+
+/// The arity of a subscriptable type form, by qualified name.
+pub fn type_form(qualified: &str) -> Option<Arity> {
+    if let Some(name) = qualified.strip_prefix("builtins.") {
+        return matches!(
+            name,
+            "list" | "dict" | "set" | "frozenset" | "tuple" | "type"
+        )
+        .then_some(Arity::Any);
+    }
+    let name = typing_name(qualified)?;
+    Some(match name {
+        "Optional"
+        | "List"
+        | "Set"
+        | "FrozenSet"
+        | "Type"
+        | "Deque"
+        | "Sequence"
+        | "MutableSequence"
+        | "Iterable"
+        | "Iterator"
+        | "Collection"
+        | "Container"
+        | "AbstractSet"
+        | "MutableSet"
+        | "Awaitable"
+        | "AsyncIterable"
+        | "AsyncIterator"
+        | "Reversible"
+        | "KeysView"
+        | "ValuesView"
+        | "ClassVar"
+        | "Final"
+        | "Counter"
+        | "Pattern"
+        | "Match"
+        | "IO"
+        | "ContextManager"
+        | "AsyncContextManager" => Arity::Exactly(1),
+        "Dict" | "DefaultDict" | "OrderedDict" | "Mapping" | "MutableMapping" | "ChainMap"
+        | "ItemsView" | "AsyncGenerator" => Arity::Exactly(2),
+        "Generator" | "Coroutine" => Arity::Exactly(3),
+        "Union" => Arity::AtLeast(1),
+        "Tuple" => Arity::Any,
+        "Callable" => Arity::Callable,
+        "Literal" => Arity::Literal,
+        "Annotated" => Arity::Annotated,
+        "Generic" | "Protocol" => Arity::TypeVars,
+        _ => return None,
+    })
+}
+
+/// A name that stands for a type on its own (no subscript needed).
+pub fn is_plain_type(qualified: &str) -> bool {
+    if let Some(name) = qualified.strip_prefix("builtins.") {
+        return !matches!(name, "property" | "staticmethod" | "classmethod");
+    }
+    let Some(name) = typing_name(qualified) else {
+        return matches!(
+            qualified,
+            "datetime.date"
+                | "datetime.datetime"
+                | "datetime.time"
+                | "datetime.timedelta"
+                | "decimal.Decimal"
+                | "pathlib.Path"
+                | "pathlib.PurePath"
+                | "uuid.UUID"
+                | "enum.Enum"
+                | "types.ModuleType"
+                | "types.FunctionType"
+        );
+    };
+    type_form(qualified).is_some_and(|a| !matches!(a, Arity::Literal | Arity::Annotated))
+        || matches!(
+            name,
+            "Any"
+                | "NoReturn"
+                | "Never"
+                | "AnyStr"
+                | "Text"
+                | "Hashable"
+                | "Sized"
+                | "SupportsInt"
+                | "SupportsFloat"
+                | "SupportsIndex"
+                | "SupportsAbs"
+                | "SupportsBytes"
+                | "LiteralString"
+                | "Self"
+                | "TextIO"
+                | "BinaryIO"
+                | "NamedTuple"
+                | "TypedDict"
+        )
+}
+
+/// A class statement may name this as a base.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BaseKind {
+    Object,
+    Exception,
+    Abc,
+    /// `Generic[...]`, which only adds type parameters.
+    Generic,
+    Protocol,
+    NamedTuple,
+    TypedDict,
+    /// `Enum` and friends; the kind of values its members must have.
+    Enum(EnumValues),
+    /// `int`, `str`, ... as an enum's data type or a plain base.
+    Builtin,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EnumValues {
+    Any,
+    Int,
+    Str,
+}
+
+pub fn base(qualified: &str) -> Option<BaseKind> {
+    Some(match qualified {
+        "builtins.object" => BaseKind::Object,
+        "builtins.int" | "builtins.str" | "builtins.float" | "builtins.dict" | "builtins.list"
+        | "builtins.tuple" | "builtins.set" | "builtins.frozenset" | "builtins.bytes" => {
+            BaseKind::Builtin
+        }
+        "abc.ABC" => BaseKind::Abc,
+        "typing.Generic" => BaseKind::Generic,
+        "typing.Protocol" => BaseKind::Protocol,
+        "typing.NamedTuple" => BaseKind::NamedTuple,
+        "typing.TypedDict" => BaseKind::TypedDict,
+        "enum.Enum" => BaseKind::Enum(EnumValues::Any),
+        "enum.IntEnum" | "enum.IntFlag" | "enum.Flag" => BaseKind::Enum(EnumValues::Int),
+        "enum.StrEnum" => BaseKind::Enum(EnumValues::Str),
+        q if q
+            .strip_prefix("builtins.")
+            .is_some_and(is_builtin_exception) =>
+        {
+            BaseKind::Exception
+        }
+        _ => return None,
+    })
+}
+
+/// Module-level constants of the stdlib that are values of a known kind.
+pub fn constant(qualified: &str) -> Option<Kind> {
+    Some(match qualified {
+        "typing.TYPE_CHECKING" => Kind::Bool,
+        "sys.version_info" => Kind::Tuple,
+        "sys.platform" | "sys.byteorder" | "os.name" | "os.sep" | "os.linesep" | "os.pathsep" => {
+            Kind::Str
+        }
+        "sys.maxsize" | "sys.hexversion" => Kind::Int,
+        "re.I" | "re.IGNORECASE" | "re.M" | "re.MULTILINE" | "re.S" | "re.DOTALL" | "re.X"
+        | "re.VERBOSE" | "re.A" | "re.ASCII" | "re.U" | "re.UNICODE" => Kind::Int,
+        _ => return None,
+    })
+}
+
+/// Every stdlib name v2 knows, for attribute access on an imported module (`typing.Optional`).
+pub fn is_known(qualified: &str) -> bool {
+    type_form(qualified).is_some()
+        || is_plain_type(qualified)
+        || base(qualified).is_some()
+        || constant(qualified).is_some()
+        || super::calls::is_allowlisted(qualified)
+        || super::decorators::is_decorator(qualified)
+}

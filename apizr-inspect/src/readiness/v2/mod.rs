@@ -1,0 +1,177 @@
+//! Readiness v2 (`apizr.readiness/v2`, opt-in with `--readiness v2`): the same rules and
+//! findings as v1, plus proofs that more top-level statements are harmless at import.
+//!
+//! v1 counts every `class`, every call and every control-flow statement at module level as a
+//! READY-004 reason. v2 follows the module's top level in order with an environment of what
+//! each name is bound to ([`env`]) and proves a statement safe when evaluating it can neither
+//! raise nor change anything outside the module's namespace:
+//!
+//! * [`stmt`] — assignments of safe values, type aliases, `del`/`+=` of known values, `def`s
+//!   with allowlisted decorators, imports, `if TYPE_CHECKING:` (its body never runs),
+//!   `if` on `sys.version_info` / `sys.platform` / known constants (every arm proved),
+//!   `try`/`except ImportError` with proved arms;
+//! * [`class`] — class statements whose bases, keywords, decorators and body are safe
+//!   (dataclasses, NamedTuple, Enum, TypedDict, Protocol, exceptions, plain classes);
+//! * [`expr`] — the values and type expressions these evaluate; [`calls`] the allowlisted
+//!   constructors (with [`regex`] for `re.compile`); [`decorators`]; [`known`] the stdlib
+//!   names v2 knows.
+//!
+//! v2 also adds obligations v1 never checked: a name a statement evaluates must be bound by
+//! then (an annotation naming a class defined later raises `NameError` at import). A
+//! statement v2 cannot prove keeps a READY-004 reason with [`Risk::Unproved`]: the
+//! sub-expression and why, which the explanation names with its line and column.
+//!
+//! Imports: an import inside `if TYPE_CHECKING:` never runs, and one in a `try` whose handler
+//! catches `ImportError` cannot stop the import (workers run Python with `-I -S`, so a module
+//! outside the stdlib and the inspected code fails to import and the proved handler runs).
+//! Neither counts for READY-015 under v2 ([`V2Statements::excused_imports`]).
+
+pub mod calls;
+pub mod class;
+pub mod decorators;
+pub mod env;
+pub mod expr;
+pub mod known;
+pub mod regex;
+pub mod stmt;
+
+use std::collections::{HashMap, HashSet};
+
+use ruff_text_size::TextRange;
+
+use super::evidence::Risk;
+use super::init::InitContext;
+use crate::facts::StmtId;
+use env::{Env, Meaning};
+
+/// A statement v2 could not prove, and the part of it at fault.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Unproved {
+    pub range: TextRange,
+    pub why: Why,
+}
+
+impl Unproved {
+    pub fn at(range: TextRange, why: Why) -> Self {
+        Unproved { range, why }
+    }
+}
+
+/// Why v2 could not prove a statement harmless.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Why {
+    /// The name is not bound at this point (`NameError`).
+    Unbound,
+    /// The name is bound on some paths only.
+    MaybeUnbound,
+    /// The name is only bound under `if TYPE_CHECKING:`.
+    TypeCheckingOnly,
+    /// An attribute v2 does not know exists.
+    Attribute,
+    /// A call that is not on the allowlist.
+    NotAllowlisted,
+    /// An allowlisted call with arguments v2 cannot check.
+    Arguments,
+    /// A pattern `re.compile` might refuse.
+    Regex,
+    /// A subscript of something that is not a known generic.
+    NotGeneric,
+    /// The wrong number of type arguments.
+    Arity,
+    /// Not a type where typing needs one.
+    NotAType,
+    /// A `Literal[...]` member that is not a literal.
+    NotALiteral,
+    /// `Generic[...]`/`Protocol[...]` of something else than distinct type variables.
+    NotATypeVar,
+    /// A forward reference that does not parse.
+    BadForwardRef,
+    /// A set element or dict key that may be unhashable.
+    Unhashable,
+    /// A decorator that is not on the allowlist.
+    Decorator,
+    /// A base class v2 does not know is safe to subclass.
+    Base,
+    /// A class keyword (metaclass, `__init_subclass__` arguments) v2 does not know.
+    ClassKeyword,
+    /// A statement in a class body v2 does not prove.
+    ClassBody,
+    /// A dataclass or NamedTuple field without a default after one with a default.
+    FieldOrder,
+    /// A dataclass default that is mutable (`ValueError` at import).
+    MutableDefault,
+    /// An enum member whose value does not fit the enum, or a name enums reserve.
+    EnumMember,
+    /// A store into an attribute or subscript, or an unpacking that may not fit.
+    Target,
+    /// A branch test v2 cannot evaluate without effects.
+    Test,
+    /// An expression form v2 does not evaluate.
+    Expression,
+    /// A statement kind v2 never proves (`for`, `while`, `with`, `raise`, ...).
+    Statement,
+}
+
+/// The v2 verdict on a module's top level.
+#[derive(Debug, Default)]
+pub struct V2Statements {
+    /// The READY-004 reasons that remain, each with why.
+    pub risky: Vec<(StmtId, Risk)>,
+    /// Import statements (their ranges) that never run or whose failure is handled.
+    pub excused_imports: HashSet<TextRange>,
+}
+
+/// The state of the walk over the top level.
+pub struct Prover<'p> {
+    pub env: Env,
+    /// `from __future__ import annotations`: annotations are never evaluated.
+    pub future_annotations: bool,
+    /// Modules imported so far, with their parent packages (`a`, `a.b` for `import a.b`).
+    pub imported_modules: HashSet<String>,
+    pub excused_imports: HashSet<TextRange>,
+    /// The module's own name (a relative import of it is not stdlib).
+    pub module: &'p str,
+}
+
+/// Prove the direct statements of the module; `v1` are the statements v1 counts.
+pub fn prove(ctx: &InitContext, v1: &[(StmtId, Risk)]) -> V2Statements {
+    let v1: HashMap<StmtId, Risk> = v1.iter().copied().collect();
+    let mut prover = Prover {
+        env: Env::default(),
+        future_annotations: false,
+        imported_modules: HashSet::new(),
+        excused_imports: HashSet::new(),
+        module: &ctx.parsed.module,
+    };
+    let mut risky = Vec::new();
+    for (id, statement) in ctx.facts.statements().filter(|(_, s)| s.is_direct()) {
+        let node = statement.node;
+        let verdict = match v1.get(&id) {
+            // The `__main__` guard: v1's verdict either way, its body never runs on import.
+            Some(Risk::MainGuard(why)) => Err(Risk::MainGuard(*why)),
+            None if stmt::is_main_guard(node) => Ok(()),
+            // Exempt statements (proven TypedDicts, overload stubs) are v1's business.
+            None if ctx.exempt.contains(&id) => {
+                prover.bind_unknown(node);
+                if let ruff_python_ast::Stmt::ClassDef(c) = node {
+                    prover
+                        .env
+                        .bind(c.name.as_str(), Meaning::Class(class::typed_dict_info()));
+                }
+                Ok(())
+            }
+            _ => {
+                let inert = ctx.inert.contains(&id);
+                prover.statement(node, inert).map_err(Risk::Unproved)
+            }
+        };
+        if let Err(risk) = verdict {
+            prover.bind_unknown(node);
+            risky.push((id, risk));
+        }
+    }
+    V2Statements {
+        risky,
+        excused_imports: prover.excused_imports,
+    }
+}

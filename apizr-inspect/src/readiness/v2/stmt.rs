@@ -1,0 +1,472 @@
+//! Statements of the top level (and of the arms of proved branches).
+
+use ruff_python_ast::{self as ast, CmpOp, Expr, Stmt};
+use ruff_text_size::Ranged;
+
+use super::env::{Env, Kind, Meaning};
+use super::{Prover, Unproved, Why, known};
+use crate::readiness::stdlib::is_stdlib;
+
+type Proof<T> = Result<T, Unproved>;
+
+/// `if __name__ == "__main__":` (v1 decides whether it is safe).
+pub fn is_main_guard(stmt: &Stmt) -> bool {
+    let Stmt::If(node) = stmt else {
+        return false;
+    };
+    let Expr::Compare(cmp) = node.test.as_ref() else {
+        return false;
+    };
+    matches!(cmp.left.as_ref(), Expr::Name(n) if n.id.as_str() == "__name__")
+        && matches!(&cmp.ops[..], [CmpOp::Eq])
+        && matches!(&cmp.comparators[..], [Expr::StringLiteral(s)] if s.value.to_str() == "__main__")
+}
+
+impl Prover<'_> {
+    /// Prove one statement and bind what it binds. `inert`: a `def` whose decorator v1 already
+    /// accepted as the inert tracking decorator.
+    pub fn statement(&mut self, stmt: &Stmt, inert: bool) -> Proof<()> {
+        let fail = |why| Err(Unproved::at(stmt.range(), why));
+        match stmt {
+            Stmt::Pass(_) => {}
+            Stmt::Expr(e) => {
+                self.value(&e.value)?;
+            }
+            Stmt::Import(node) => self.import(node),
+            Stmt::ImportFrom(node) => self.import_from(node),
+            Stmt::Assign(a) => {
+                let meaning = self.value(&a.value)?;
+                for target in &a.targets {
+                    self.assign(target, &a.value, &meaning)?;
+                }
+            }
+            Stmt::AnnAssign(a) => {
+                self.annotation(&a.annotation)?;
+                let Expr::Name(_) = a.target.as_ref() else {
+                    return Err(Unproved::at(a.target.range(), Why::Target));
+                };
+                if let Some(value) = &a.value {
+                    let meaning = self.value(value)?;
+                    self.assign(&a.target, value, &meaning)?;
+                }
+            }
+            Stmt::AugAssign(a) => {
+                let Expr::Name(name) = a.target.as_ref() else {
+                    return Err(Unproved::at(a.target.range(), Why::Target));
+                };
+                let op = ast::ExprBinOp {
+                    node_index: Default::default(),
+                    range: a.range,
+                    left: a.target.clone(),
+                    op: a.op,
+                    right: a.value.clone(),
+                };
+                let meaning = self.value(&Expr::BinOp(op))?;
+                self.env.bind(name.id.as_str(), meaning);
+            }
+            Stmt::Delete(d) => {
+                for target in &d.targets {
+                    let Expr::Name(name) = target else {
+                        return Err(Unproved::at(target.range(), Why::Target));
+                    };
+                    self.value(target)?;
+                    self.env.unbind(name.id.as_str());
+                }
+            }
+            Stmt::FunctionDef(def) => self.function(def, inert)?,
+            Stmt::ClassDef(class) => {
+                let info = self.class_def(class)?;
+                self.env.bind(class.name.as_str(), Meaning::Class(info));
+            }
+            Stmt::If(node) => self.branch(node)?,
+            Stmt::Try(node) => self.try_(node)?,
+            _ => return fail(Why::Statement),
+        }
+        Ok(())
+    }
+
+    fn import(&mut self, node: &ast::StmtImport) {
+        for alias in &node.names {
+            let module = alias.name.as_str();
+            let mut prefix = String::new();
+            for part in module.split('.') {
+                if !prefix.is_empty() {
+                    prefix.push('.');
+                }
+                prefix.push_str(part);
+                self.imported_modules.insert(prefix.clone());
+            }
+            match &alias.asname {
+                Some(asname) => self
+                    .env
+                    .bind(asname.as_str(), Meaning::Module(module.to_string())),
+                None => {
+                    let root = module.split('.').next().unwrap_or(module);
+                    self.env.bind(root, Meaning::Module(root.to_string()));
+                }
+            }
+        }
+    }
+
+    fn import_from(&mut self, node: &ast::StmtImportFrom) {
+        let module = node.module.as_ref().map(|m| m.as_str());
+        if node.level == 0
+            && module == Some("__future__")
+            && node.names.iter().any(|a| a.name.as_str() == "annotations")
+        {
+            self.future_annotations = true;
+        }
+        let stdlib =
+            node.level == 0 && module.is_some_and(|m| is_stdlib(m.split('.').next().unwrap_or(m)));
+        for alias in &node.names {
+            let name = alias.name.as_str();
+            if name == "*" {
+                continue;
+            }
+            let bound = alias.asname.as_ref().map_or(name, |a| a.as_str());
+            let meaning = match module {
+                Some(module) if stdlib => {
+                    let qualified = format!("{module}.{name}");
+                    match known::constant(&qualified) {
+                        Some(kind) => Meaning::Value(kind),
+                        None => Meaning::Qualified(qualified),
+                    }
+                }
+                _ => Meaning::Unknown,
+            };
+            self.env.bind(bound, meaning);
+        }
+    }
+
+    /// Bind an assignment target: a name, or the unpacking of a display of the same length.
+    fn assign(&mut self, target: &Expr, value: &Expr, meaning: &Meaning) -> Proof<()> {
+        match target {
+            Expr::Name(name) => {
+                self.env.bind(name.id.as_str(), meaning.clone());
+                Ok(())
+            }
+            Expr::Tuple(ast::ExprTuple { elts: targets, .. })
+            | Expr::List(ast::ExprList { elts: targets, .. }) => {
+                let values = match value {
+                    Expr::Tuple(t) => &t.elts,
+                    Expr::List(l) => &l.elts,
+                    _ => return Err(Unproved::at(target.range(), Why::Target)),
+                };
+                if values.len() != targets.len() {
+                    return Err(Unproved::at(target.range(), Why::Target));
+                }
+                for (target, value) in targets.iter().zip(values) {
+                    let meaning = self.value(value)?;
+                    self.assign(target, value, &meaning)?;
+                }
+                Ok(())
+            }
+            _ => Err(Unproved::at(target.range(), Why::Target)),
+        }
+    }
+
+    /// A `def` at module level: decorators, defaults and (evaluated) annotations.
+    pub fn function(&mut self, def: &ast::StmtFunctionDef, inert: bool) -> Proof<()> {
+        if !inert {
+            for decorator in &def.decorator_list {
+                self.def_decorator(&decorator.expression, None)?;
+            }
+        }
+        self.signature(def)?;
+        self.env.bind(def.name.as_str(), Meaning::Function);
+        Ok(())
+    }
+
+    /// Defaults and annotations of a `def`, evaluated when it runs.
+    pub fn signature(&self, def: &ast::StmtFunctionDef) -> Proof<()> {
+        let params = &def.parameters;
+        for default in params
+            .iter_non_variadic_params()
+            .filter_map(|p| p.default.as_deref())
+        {
+            self.value(default)?;
+        }
+        for annotation in params
+            .iter()
+            .filter_map(|p| p.annotation())
+            .chain(def.returns.as_deref())
+        {
+            self.annotation(annotation)?;
+        }
+        Ok(())
+    }
+
+    /// `if`: under `TYPE_CHECKING` the body never runs (its names exist for type checkers
+    /// only, its imports never happen); otherwise the test must be harmless. Every arm that
+    /// may run is proved, and the environments after them are joined.
+    fn branch(&mut self, node: &ast::StmtIf) -> Proof<()> {
+        let mut base = self.env.clone();
+        let mut arms = Vec::new();
+        if self.is_type_checking(&node.test) {
+            let mut names = Vec::new();
+            collect_bound(&node.body, &mut names);
+            for name in names {
+                if base.lookup(name).is_none() {
+                    base.bind(name, Meaning::TypeOnly);
+                }
+            }
+            self.excuse_imports(&node.body);
+        } else {
+            self.test(&node.test)?;
+            arms.push(self.arm(&node.body, &base)?);
+        }
+        let mut has_else = false;
+        for clause in &node.elif_else_clauses {
+            self.env = base.clone();
+            match &clause.test {
+                Some(test) => self.test(test)?,
+                None => has_else = true,
+            }
+            arms.push(self.arm(&clause.body, &base)?);
+        }
+        if !has_else {
+            arms.push(base.clone());
+        }
+        self.env = Env::join(&base, &arms);
+        Ok(())
+    }
+
+    /// Prove the statements of one arm from `start`; the environment after it.
+    fn arm(&mut self, body: &[Stmt], start: &Env) -> Proof<Env> {
+        self.env = start.clone();
+        for stmt in body {
+            self.statement(stmt, false)?;
+        }
+        Ok(self.env.clone())
+    }
+
+    /// A branch test: a known constant, a comparison of known values, `str.startswith`.
+    pub fn test(&self, test: &Expr) -> Proof<()> {
+        let fail = || Err(Unproved::at(test.range(), Why::Test));
+        match test {
+            Expr::Compare(cmp) => {
+                let mut left = self.value(&cmp.left)?;
+                for (op, right) in cmp.ops.iter().zip(&cmp.comparators) {
+                    let right_meaning = self.value(right)?;
+                    let ordered = |m: &Meaning| {
+                        matches!(m, Meaning::Value(Kind::Int | Kind::Float | Kind::Tuple))
+                    };
+                    let ok = match op {
+                        CmpOp::Eq | CmpOp::NotEq | CmpOp::Is | CmpOp::IsNot => true,
+                        // Tuples only when all their items are ints (`sys.version_info`).
+                        CmpOp::Lt | CmpOp::LtE | CmpOp::Gt | CmpOp::GtE => {
+                            ordered(&left) && ordered(&right_meaning) && int_tuple_or_scalar(right)
+                        }
+                        _ => false,
+                    };
+                    if !ok {
+                        return fail();
+                    }
+                    left = right_meaning;
+                }
+                Ok(())
+            }
+            Expr::BoolOp(b) => b.values.iter().try_for_each(|v| self.test(v)),
+            Expr::UnaryOp(u) if u.op == ast::UnaryOp::Not => self.test(&u.operand),
+            Expr::Call(call) if is_str_prefix_test(self, call) => Ok(()),
+            _ => match self.value(test)? {
+                Meaning::Value(_) => Ok(()),
+                _ => fail(),
+            },
+        }
+    }
+
+    /// `TYPE_CHECKING` / `typing.TYPE_CHECKING`.
+    fn is_type_checking(&self, test: &Expr) -> bool {
+        let written = match test {
+            Expr::Name(n) => n.id.as_str() == "TYPE_CHECKING",
+            Expr::Attribute(a) => a.attr.as_str() == "TYPE_CHECKING",
+            _ => false,
+        };
+        written && self.value(test) == Ok(Meaning::Value(Kind::Bool))
+    }
+
+    /// `try`: every arm proved. When a handler catches `ImportError`, the imports of the body
+    /// are optional (their failure is handled).
+    fn try_(&mut self, node: &ast::StmtTry) -> Proof<()> {
+        let before = self.env.clone();
+        let body = self.arm(&node.body, &before)?;
+        let body = self.arm(&node.orelse, &body)?;
+        // A handler may run after any part of the body: what the body binds may be missing.
+        let partial = Env::join(&before, &[before.clone(), body.clone()]);
+        let mut arms = vec![body];
+        let mut catches_import_error = false;
+        for handler in &node.handlers {
+            let ast::ExceptHandler::ExceptHandler(h) = handler;
+            self.env = partial.clone();
+            catches_import_error |= match &h.type_ {
+                None => true,
+                Some(type_) => self.catches_import_error(type_)?,
+            };
+            let mut start = partial.clone();
+            if let Some(name) = &h.name {
+                start.bind(name.as_str(), Meaning::Unknown);
+            }
+            let mut end = self.arm(&h.body, &start)?;
+            if let Some(name) = &h.name {
+                end.unbind(name.as_str());
+            }
+            arms.push(end);
+        }
+        self.env = Env::join(&before, &arms);
+        let after = self.env.clone();
+        self.arm(&node.finalbody, &after)?;
+        if catches_import_error {
+            self.excuse_imports(&node.body);
+        }
+        Ok(())
+    }
+
+    /// The handler's type names exceptions (checked) and one of them catches `ImportError`.
+    fn catches_import_error(&self, type_: &Expr) -> Proof<bool> {
+        let types: Vec<&Expr> = match type_ {
+            Expr::Tuple(t) => t.elts.iter().collect(),
+            other => vec![other],
+        };
+        let mut catches = false;
+        for t in types {
+            match self.value(t)? {
+                Meaning::Qualified(q) if known::base(&q) == Some(known::BaseKind::Exception) => {
+                    catches |= matches!(
+                        q.as_str(),
+                        "builtins.ImportError"
+                            | "builtins.ModuleNotFoundError"
+                            | "builtins.Exception"
+                            | "builtins.BaseException"
+                    );
+                }
+                Meaning::Class(info) if info.kind == super::env::ClassKind::Exception => {}
+                _ => return Err(Unproved::at(t.range(), Why::Test)),
+            }
+        }
+        Ok(catches)
+    }
+
+    fn excuse_imports(&mut self, body: &[Stmt]) {
+        for stmt in body {
+            match stmt {
+                Stmt::Import(_) | Stmt::ImportFrom(_) => {
+                    self.excused_imports.insert(stmt.range());
+                }
+                Stmt::If(node) => {
+                    self.excuse_imports(&node.body);
+                    for clause in &node.elif_else_clauses {
+                        self.excuse_imports(&clause.body);
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+
+    /// After a statement that was not proved: what it binds is bound to something unknown.
+    pub fn bind_unknown(&mut self, stmt: &Stmt) {
+        let mut names = Vec::new();
+        collect_bound(std::slice::from_ref(stmt), &mut names);
+        for name in names {
+            if self.env.lookup(name).is_none() || !matches!(stmt, Stmt::If(_) | Stmt::Try(_)) {
+                self.env.bind(name, Meaning::Unknown);
+            }
+        }
+    }
+}
+
+/// The names a list of statements binds in the namespace it runs in (not inside functions or
+/// classes).
+pub fn collect_bound<'a>(body: &'a [Stmt], out: &mut Vec<&'a str>) {
+    fn target<'a>(expr: &'a Expr, out: &mut Vec<&'a str>) {
+        match expr {
+            Expr::Name(n) => out.push(n.id.as_str()),
+            Expr::Tuple(t) => t.elts.iter().for_each(|e| target(e, out)),
+            Expr::List(l) => l.elts.iter().for_each(|e| target(e, out)),
+            Expr::Starred(s) => target(&s.value, out),
+            _ => {}
+        }
+    }
+    for stmt in body {
+        match stmt {
+            Stmt::Assign(a) => a.targets.iter().for_each(|t| target(t, out)),
+            Stmt::AnnAssign(a) if a.value.is_some() => target(&a.target, out),
+            Stmt::AugAssign(a) => target(&a.target, out),
+            Stmt::FunctionDef(d) => out.push(d.name.as_str()),
+            Stmt::ClassDef(c) => out.push(c.name.as_str()),
+            Stmt::Import(i) => out.extend(i.names.iter().map(|a| match &a.asname {
+                Some(asname) => asname.as_str(),
+                None => a.name.as_str().split('.').next().unwrap_or(""),
+            })),
+            Stmt::ImportFrom(i) => out.extend(
+                i.names
+                    .iter()
+                    .filter(|a| a.name.as_str() != "*")
+                    .map(|a| a.asname.as_ref().map_or(a.name.as_str(), |n| n.as_str())),
+            ),
+            Stmt::For(f) => {
+                target(&f.target, out);
+                collect_bound(&f.body, out);
+                collect_bound(&f.orelse, out);
+            }
+            Stmt::While(w) => {
+                collect_bound(&w.body, out);
+                collect_bound(&w.orelse, out);
+            }
+            Stmt::With(w) => {
+                w.items
+                    .iter()
+                    .filter_map(|i| i.optional_vars.as_deref())
+                    .for_each(|t| target(t, out));
+                collect_bound(&w.body, out);
+            }
+            Stmt::If(i) => {
+                collect_bound(&i.body, out);
+                i.elif_else_clauses
+                    .iter()
+                    .for_each(|c| collect_bound(&c.body, out));
+            }
+            Stmt::Try(t) => {
+                collect_bound(&t.body, out);
+                for handler in &t.handlers {
+                    let ast::ExceptHandler::ExceptHandler(h) = handler;
+                    collect_bound(&h.body, out);
+                }
+                collect_bound(&t.orelse, out);
+                collect_bound(&t.finalbody, out);
+            }
+            Stmt::Match(m) => m.cases.iter().for_each(|c| collect_bound(&c.body, out)),
+            _ => {}
+        }
+    }
+}
+
+/// A tuple display of int literals, or not a tuple display at all.
+fn int_tuple_or_scalar(expr: &Expr) -> bool {
+    match expr {
+        Expr::Tuple(t) => t
+            .elts
+            .iter()
+            .all(|e| matches!(e, Expr::NumberLiteral(n) if matches!(n.value, ast::Number::Int(_)))),
+        _ => true,
+    }
+}
+
+/// `<str>.startswith("...")` / `.endswith(...)` on a known string (`sys.platform`).
+fn is_str_prefix_test(prover: &Prover, call: &ast::ExprCall) -> bool {
+    let Expr::Attribute(attr) = call.func.as_ref() else {
+        return false;
+    };
+    let literal_arg = match (
+        call.arguments.args.as_ref(),
+        call.arguments.keywords.is_empty(),
+    ) {
+        ([Expr::StringLiteral(_)], true) => true,
+        ([Expr::Tuple(t)], true) => t.elts.iter().all(|e| matches!(e, Expr::StringLiteral(_))),
+        _ => false,
+    };
+    matches!(attr.attr.as_str(), "startswith" | "endswith")
+        && literal_arg
+        && prover.value(&attr.value) == Ok(Meaning::Value(Kind::Str))
+}

@@ -1,0 +1,9 @@
+def helper(x: Later) -> None:
+    pass
+
+class Later:
+    pass
+
+
+def probe(x: int) -> int:
+    return x

@@ -1,0 +1,8 @@
+import json
+
+class Config:
+    data = json.loads("{}")
+
+
+def probe(x: int) -> int:
+    return x

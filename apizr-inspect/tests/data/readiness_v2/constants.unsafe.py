@@ -1,0 +1,5 @@
+LIMIT = UNDEFINED + 1
+
+
+def probe(x: int) -> int:
+    return x

@@ -1,0 +1,6 @@
+for i in range(3):
+    pass
+
+
+def probe(x: int) -> int:
+    return x

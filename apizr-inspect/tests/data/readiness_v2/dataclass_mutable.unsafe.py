@@ -1,0 +1,9 @@
+from dataclasses import dataclass
+
+@dataclass
+class Bag:
+    items: list = []
+
+
+def probe(x: int) -> int:
+    return x

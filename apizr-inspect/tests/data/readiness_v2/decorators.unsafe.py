@@ -1,0 +1,9 @@
+import atexit
+
+@atexit.register
+def goodbye() -> None:
+    pass
+
+
+def probe(x: int) -> int:
+    return x

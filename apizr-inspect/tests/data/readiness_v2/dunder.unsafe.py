@@ -1,0 +1,6 @@
+__all__ = ["probe"]
+__all__.append("other")
+
+
+def probe(x: int) -> int:
+    return x

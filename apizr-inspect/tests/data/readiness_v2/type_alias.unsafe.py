@@ -1,0 +1,6 @@
+from typing import Optional
+Broken = Optional[int, str]
+
+
+def probe(x: int) -> int:
+    return x

@@ -1,0 +1,10 @@
+from typing import TYPE_CHECKING
+if TYPE_CHECKING:
+    from somewhere_else import Thing
+
+def helper(t: Thing) -> None:
+    pass
+
+
+def probe(x: int) -> int:
+    return x

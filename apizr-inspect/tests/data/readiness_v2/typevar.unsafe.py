@@ -1,0 +1,6 @@
+from typing import TypeVar
+T = TypeVar("T", int)
+
+
+def probe(x: int) -> int:
+    return x

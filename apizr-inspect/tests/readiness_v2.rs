@@ -1,0 +1,179 @@
+//! Readiness v2 over fixtures (`tests/data/readiness_v2/<construct>.{safe,unsafe}.py`): every
+//! fixture ends with `def probe(x: int) -> int`. A `safe` fixture's top level is proved under
+//! v2 (no READY-004, `probe` can become an interface) while v1 refuses it; an `unsafe` one
+//! keeps a READY-004 reason under v2, explained with the statement's line and column. The
+//! snapshot records, per fixture, v1's and v2's READY-004 lines and v2's explanation notes.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+use apizr_inspect::{InspectOptions, inspect_bytes};
+use apizr_ir::{ReadinessPolicy, SourceKind};
+
+const DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/readiness_v2");
+
+struct Verdict {
+    ready: bool,
+    r004_lines: Vec<u32>,
+    notes: Vec<String>,
+    policy: &'static str,
+}
+
+fn inspect(bytes: &[u8], policy: ReadinessPolicy) -> Verdict {
+    let options = InspectOptions {
+        explain: true,
+        readiness: policy,
+        ..InspectOptions::default()
+    };
+    let outcome = apizr_inspect::on_inspect_stack(|| {
+        inspect_bytes(bytes, SourceKind::Python, "fixture", options)
+    })
+    .unwrap()
+    .unwrap();
+    let report = &outcome.inspection.readiness;
+    let probe = report
+        .assessments
+        .iter()
+        .find(|a| a.source.symbol == "probe")
+        .expect("every fixture defines probe");
+    let r004_lines = probe
+        .dimensions
+        .execution
+        .reasons
+        .iter()
+        .filter(|r| r.code == "APIZR-READY-004")
+        .map(|r| r.line)
+        .collect();
+    let explanation = outcome.explanation.unwrap();
+    let notes = explanation
+        .module_reasons
+        .iter()
+        .filter(|r| r.code == "APIZR-READY-004")
+        .flat_map(|r| &r.culprits)
+        .map(|c| {
+            format!(
+                "{}:{} {}",
+                c.span.line,
+                c.span.column,
+                c.note.clone().unwrap_or_default()
+            )
+        })
+        .collect();
+    Verdict {
+        ready: probe.can_generate_interface,
+        r004_lines,
+        notes,
+        policy: report.policy_version,
+    }
+}
+
+fn fixtures() -> Vec<(String, Vec<u8>)> {
+    let mut files: Vec<_> = std::fs::read_dir(DIR)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "py"))
+        .collect();
+    files.sort();
+    files
+        .into_iter()
+        .map(|p: std::path::PathBuf| {
+            let name = p.file_name().unwrap().to_string_lossy().into_owned();
+            (name, std::fs::read(Path::new(&p)).unwrap())
+        })
+        .collect()
+}
+
+#[test]
+fn safe_fixtures_are_ready_under_v2_and_unsafe_ones_keep_an_explained_reason() {
+    let mut summary = String::new();
+    let mut failures = Vec::new();
+    for (name, bytes) in fixtures() {
+        let v1 = inspect(&bytes, ReadinessPolicy::V1);
+        let v2 = inspect(&bytes, ReadinessPolicy::V2);
+        assert_eq!(v1.policy, "apizr.readiness/v1");
+        assert_eq!(v2.policy, "apizr.readiness/v2");
+        let safe = name.contains(".safe.");
+        if safe && (!v2.ready || !v2.r004_lines.is_empty()) {
+            failures.push(format!(
+                "{name}: expected ready under v2, got {:?}",
+                v2.notes
+            ));
+        }
+        if safe && v1.r004_lines.is_empty() {
+            failures.push(format!(
+                "{name}: v1 already accepts it; the fixture proves nothing"
+            ));
+        }
+        if !safe && (v2.ready || v2.r004_lines.is_empty()) {
+            failures.push(format!("{name}: expected a READY-004 reason under v2"));
+        }
+        // Every remaining reason names its statement with line and column.
+        if !safe
+            && !v2
+                .notes
+                .iter()
+                .any(|n| n.contains("readiness v2 cannot prove"))
+        {
+            failures.push(format!("{name}: no v2 explanation in {:?}", v2.notes));
+        }
+        writeln!(
+            summary,
+            "{name}\n  v1 READY-004 lines: {:?}\n  v2 READY-004 lines: {:?}",
+            v1.r004_lines, v2.r004_lines
+        )
+        .unwrap();
+        for note in &v2.notes {
+            writeln!(summary, "    {note}").unwrap();
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    insta::assert_snapshot!("readiness_v2_fixtures", summary);
+}
+
+#[test]
+fn v1_stays_the_default_and_v2_has_its_own_digest() {
+    let bytes = std::fs::read(Path::new(DIR).join("calls.safe.py")).unwrap();
+    let run = |options: InspectOptions| {
+        apizr_inspect::on_inspect_stack(|| inspect_bytes(&bytes, SourceKind::Python, "m", options))
+            .unwrap()
+            .unwrap()
+            .inspection
+    };
+    let default = run(InspectOptions::default());
+    let v1 = run(InspectOptions {
+        readiness: ReadinessPolicy::V1,
+        ..InspectOptions::default()
+    });
+    let v2 = run(InspectOptions {
+        readiness: ReadinessPolicy::V2,
+        ..InspectOptions::default()
+    });
+    assert_eq!(default.readiness_digest, v1.readiness_digest);
+    assert_eq!(default.readiness.policy_version, "apizr.readiness/v1");
+    assert_ne!(v1.readiness_digest, v2.readiness_digest);
+    assert_eq!(
+        v1.ir_digest, v2.ir_digest,
+        "the IR does not depend on the readiness policy"
+    );
+}
+
+/// The proof obligation for the fixtures: every module v2 calls safe runs its top level in
+/// CPython (isolated, no site, warnings as errors) without raising.
+#[test]
+fn safe_fixtures_import_cleanly_in_cpython() {
+    for (name, _) in fixtures().iter().filter(|(n, _)| n.contains(".safe.")) {
+        let path = Path::new(DIR).join(name);
+        let output = std::process::Command::new("python3")
+            .args(["-I", "-S", "-W", "error"])
+            .arg(&path)
+            .output()
+            .expect("python3 runs (CI installs it)");
+        assert!(
+            output.status.success(),
+            "{name} failed at import: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
+}
