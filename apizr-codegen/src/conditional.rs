@@ -14,7 +14,7 @@ use apizr_inspect::interface::{self, PlanError, bindable};
 use apizr_ir::interface::InvocationContract;
 use apizr_ir::{Assessment, Inspection, Value};
 
-use crate::openapi::{obj, text};
+use apizr_ir::json::{obj, text};
 
 /// Contracts for `selection`, allowing `conditional` members; falls back to the reference's
 /// rules (and refusal message) as soon as one selected capability is not ready/conditional.

@@ -154,13 +154,19 @@ fn render(planned: &Planned, dependency: &RuntimeDependency) -> Result<Generated
     let tools = match planned.transport {
         Transport::Rest => {
             let doc = openapi::document(&planned.contracts);
-            tree.insert("openapi.json".into(), canonical(doc.canonical_bytes())?);
+            tree.insert(
+                Transport::Rest.interface_file().into(),
+                canonical(doc.canonical_bytes())?,
+            );
             None
         }
         Transport::Mcp => {
             let tools = mcp::tool_names(&planned.contracts).map_err(input)?;
             let doc = mcp::tools_document(&planned.contracts, &tools);
-            tree.insert("mcp-tools.json".into(), canonical(doc.canonical_bytes())?);
+            tree.insert(
+                Transport::Mcp.interface_file().into(),
+                canonical(doc.canonical_bytes())?,
+            );
             Some(tools)
         }
     };
@@ -210,7 +216,7 @@ fn render(planned: &Planned, dependency: &RuntimeDependency) -> Result<Generated
     }
     let transport_manifest = manifest::transport_manifest(planned, endpoints, &covered);
     tree.insert(
-        planned.transport.manifest_path().into(),
+        planned.transport.manifest_file().into(),
         canonical(transport_manifest.canonical_bytes())?,
     );
     let mode = match (&planned.policy, &planned.oci) {

@@ -33,6 +33,8 @@
 //! * [`generate`](mod@generate) — policy → inspection → selection → the file tree;
 //! * [`conditional`] — `--allow-conditional` selection (beyond the reference);
 //! * [`openapi`], [`mcp`], [`manifest`] — the contract documents (byte parity with 0.4.6);
+//!   `openapi.json`, `mcp-tools.json`, tool names and the project layout's file names are
+//!   `apizr_ir::surface`, shared with the live servers and the bundle loader;
 //! * [`project`] — the Rust crate around them, rendered from the workspace's
 //!   `templates/generate/` (askama, text escaper);
 //! * [`lockfile`] — the project's `Cargo.lock`, resolved offline by cargo in a scratch dir

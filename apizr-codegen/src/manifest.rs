@@ -18,7 +18,8 @@ use apizr_ir::{Digest, Value};
 
 use crate::mcp;
 use crate::model::{FileTree, OciSettings, PlanEntry, Planned, Transport};
-use crate::openapi::{obj, route, text};
+use crate::openapi::route;
+use apizr_ir::json::{obj, text};
 
 pub const BUNDLE_SCHEMA_V1: &str = "apizr.execution-bundle/v1";
 pub const BUNDLE_SCHEMA_V2: &str = "apizr.execution-bundle/v2";
@@ -79,13 +80,9 @@ pub fn artifacts<'a>(files: impl Iterator<Item = (&'a String, &'a Vec<u8>)>) -> 
 /// The transport manifest over the `covered` files.
 pub fn transport_manifest(planned: &Planned, endpoints: Vec<Value>, covered: &FileTree) -> Value {
     let transport = planned.transport;
-    let key = match transport {
-        Transport::Rest => "capabilities",
-        Transport::Mcp => "tools",
-    };
     let mut extra = vec![
         ("artifacts", artifacts(covered.iter())),
-        (key, Value::Array(endpoints)),
+        (transport.contracts_key(), Value::Array(endpoints)),
         ("schema_version", text(transport.schema())),
     ];
     if let Some(conditional) = &planned.conditional {

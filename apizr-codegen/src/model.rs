@@ -18,37 +18,8 @@ use crate::pyjson::SummaryMode;
 /// Sorted relative paths (always `/`-separated) → file bytes.
 pub type FileTree = BTreeMap<String, Vec<u8>>;
 
-/// Which server the project is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Transport {
-    Rest,
-    Mcp,
-}
-
-impl Transport {
-    pub fn name(self) -> &'static str {
-        match self {
-            Transport::Rest => "rest",
-            Transport::Mcp => "mcp",
-        }
-    }
-
-    /// The transport's artifact schema (`apizr.rest/v1` / `apizr.mcp/v1`).
-    pub fn schema(self) -> &'static str {
-        match self {
-            Transport::Rest => apizr_ir::surface::openapi::REST_SCHEMA,
-            Transport::Mcp => apizr_ir::surface::mcp::MCP_SCHEMA,
-        }
-    }
-
-    /// The transport manifest's file name.
-    pub fn manifest_path(self) -> &'static str {
-        match self {
-            Transport::Rest => "apizr-rest.json",
-            Transport::Mcp => "apizr-mcp.json",
-        }
-    }
-}
+/// Which server the project is (one definition with the runtime's bundle loader).
+pub use apizr_ir::surface::Transport;
 
 /// How the generated `Cargo.toml` finds `apizr-runtime`.
 ///

@@ -127,13 +127,10 @@ fn view(planned: &Planned, dependency: &RuntimeDependency) -> ProjectView {
         "apizr-runtime = {{ version = {}, features = [\"{feature}\"] }}",
         toml_string(&requirement)
     );
-    let mut bundle_files: Vec<String> = vec![transport.manifest_path().to_string()];
+    let mut bundle_files: Vec<String> = vec![transport.manifest_file().to_string()];
     bundle_files.push("capability-ir.json".into());
     bundle_files.push("readiness.json".into());
-    bundle_files.push(match transport {
-        Transport::Rest => "openapi.json".into(),
-        Transport::Mcp => "mcp-tools.json".into(),
-    });
+    bundle_files.push(transport.interface_file().into());
     bundle_files.push("source".into());
     if planned.policy.is_some() {
         bundle_files.push("execution".into());
@@ -157,15 +154,12 @@ fn view(planned: &Planned, dependency: &RuntimeDependency) -> ProjectView {
         package,
         module,
         transport: transport.name(),
-        transport_title: match transport {
-            Transport::Rest => "REST",
-            Transport::Mcp => "MCP",
-        },
+        transport_title: transport.label(),
         transport_variant: match transport {
             Transport::Rest => "Rest",
             Transport::Mcp => "Mcp",
         },
-        manifest: transport.manifest_path(),
+        manifest: transport.manifest_file(),
         mode: match (&planned.policy, &planned.oci) {
             (_, Some(_)) => "governed (OCI containers)",
             (Some(_), None) => "governed",

@@ -125,6 +125,17 @@ fn is_canonical_integer(digits: &str) -> bool {
         && digits != "-0"
 }
 
+/// A JSON object from pairs (the map sorts the keys). A builder for documents written in code
+/// (`openapi.json`, `mcp-tools.json`, manifests).
+pub fn obj(pairs: Vec<(&str, Value)>) -> Value {
+    Value::Object(pairs.into_iter().map(|(k, v)| (k.to_string(), v)).collect())
+}
+
+/// A JSON string.
+pub fn text(s: &str) -> Value {
+    Value::Str(s.to_string())
+}
+
 /// Python `json` string escaping with `ensure_ascii=False`.
 pub fn write_string(out: &mut String, s: &str) {
     out.push('"');

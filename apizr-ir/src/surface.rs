@@ -8,17 +8,10 @@
 //!
 //! * [`openapi`] — the OpenAPI 3.1 document of the REST server and its routes.
 //! * [`mcp`] — the MCP tool naming rule and the `mcp-tools.json` document.
+//! * [`transport`] — REST or MCP, and the file names of a project's manifest and documents.
 
 pub mod mcp;
 pub mod openapi;
+pub mod transport;
 
-use crate::json::Value;
-
-/// A JSON object from pairs (keys are sorted by the map).
-pub(crate) fn obj(pairs: Vec<(&str, Value)>) -> Value {
-    Value::Object(pairs.into_iter().map(|(k, v)| (k.to_string(), v)).collect())
-}
-
-pub(crate) fn text(s: &str) -> Value {
-    Value::Str(s.to_string())
-}
+pub use transport::Transport;

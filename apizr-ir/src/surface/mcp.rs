@@ -7,10 +7,9 @@
 
 use std::collections::BTreeMap;
 
-use super::{obj, text};
 use crate::digest::Digest;
 use crate::interface::InvocationContract;
-use crate::json::Value;
+use crate::json::{Value, obj, text};
 
 /// `schema_version` of `mcp-tools.json` and of the MCP manifest.
 pub const MCP_SCHEMA: &str = "apizr.mcp/v1";

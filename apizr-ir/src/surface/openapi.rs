@@ -6,9 +6,8 @@
 
 use std::collections::BTreeMap;
 
-use super::{obj, text};
 use crate::interface::{InvocationContract, type_schema};
-use crate::json::Value;
+use crate::json::{Value, obj, text};
 
 /// `info.title`.
 pub const TITLE: &str = "Apizr REST API";

@@ -17,6 +17,7 @@ use apizr_ir::{Digest, Value};
 
 use super::decode;
 use super::error::{BundleError, ServeError};
+use super::options::Transport;
 use super::spec::{ExecutionMode, Gates, ServeSource, ServeSpec, ServedCapability, default_python};
 use crate::call::ExecutorError;
 use crate::oci::RuntimeImage;
@@ -68,10 +69,11 @@ impl ServeSpec {
 
 /// Load and verify a bundle directory.
 pub fn load(dir: &Path) -> Result<ServeSpec, ServeError> {
-    let manifest_name = ["apizr-rest.json", "apizr-mcp.json"]
+    let transport = Transport::ALL
         .into_iter()
-        .find(|n| dir.join(n).is_file())
+        .find(|t| dir.join(t.manifest_file()).is_file())
         .ok_or_else(|| BundleError::NoManifest(dir.to_path_buf()))?;
+    let manifest_name = transport.manifest_file();
     let raw = read(dir, manifest_name)?;
     let manifest = parse_permissive(&raw).map_err(|source| BundleError::Json {
         file: manifest_name.to_string(),
@@ -117,11 +119,7 @@ pub fn load(dir: &Path) -> Result<ServeSpec, ServeError> {
     let readiness_digest = as_digest("readiness_digest");
 
     // 3. Contracts: decoded strictly and checked against their own canonical bytes.
-    let key = if manifest_name == "apizr-rest.json" {
-        "capabilities"
-    } else {
-        "tools"
-    };
+    let key = transport.contracts_key();
     let Some(Value::Array(entries)) = manifest.get(key) else {
         return Err(BundleError::MissingSection(key).into());
     };
@@ -172,7 +170,6 @@ pub fn load(dir: &Path) -> Result<ServeSpec, ServeError> {
         }
     };
     Ok(ServeSpec {
-        transport_title: "Apizr REST API".into(),
         capabilities,
         mode,
         source: ServeSource {
@@ -182,8 +179,8 @@ pub fn load(dir: &Path) -> Result<ServeSpec, ServeError> {
             ir_digest,
             readiness_digest,
         },
-        openapi: optional("openapi.json")?,
-        mcp_tools: optional("mcp-tools.json")?,
+        openapi: optional(Transport::Rest.interface_file())?,
+        mcp_tools: optional(Transport::Mcp.interface_file())?,
         gates: Gates::default(),
         python: default_python(),
         launcher: crate::local::runtime::LauncherLocation::CurrentExe,

@@ -203,7 +203,7 @@ pub async fn serve(
         #[allow(unreachable_patterns)]
         other => {
             let _ = (spec, options);
-            Err(ServeError::MissingTransport(other.name()))
+            Err(ServeError::MissingTransport(other.label()))
         }
     }
 }

@@ -10,21 +10,8 @@ use std::time::Duration;
 use super::error::ServeError;
 use super::spec::{ExecutionMode, ServeSpec};
 
-/// Which transport a server speaks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Transport {
-    Rest,
-    Mcp,
-}
-
-impl Transport {
-    pub fn name(self) -> &'static str {
-        match self {
-            Transport::Rest => "REST",
-            Transport::Mcp => "MCP",
-        }
-    }
-}
+/// Which transport a server speaks (one definition with the generator's projects).
+pub use apizr_ir::surface::Transport;
 
 /// Options shared by `apizr serve` and generated projects.
 #[derive(Debug, Clone)]

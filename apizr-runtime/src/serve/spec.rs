@@ -128,7 +128,6 @@ pub fn default_governed_memory() -> u64 {
 /// Everything a transport needs to serve.
 #[derive(Debug, Clone)]
 pub struct ServeSpec {
-    pub transport_title: String,
     pub capabilities: Vec<ServedCapability>,
     pub mode: ExecutionMode,
     pub source: ServeSource,
@@ -162,7 +161,6 @@ impl ServeSpec {
         mode: ExecutionMode,
     ) -> Self {
         ServeSpec {
-            transport_title: "Apizr REST API".into(),
             capabilities: contracts.into_iter().map(ServedCapability::new).collect(),
             mode,
             source,
