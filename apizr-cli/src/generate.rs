@@ -10,6 +10,7 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+use apizr_codegen::deploy::Autoscaling;
 use apizr_codegen::output;
 use apizr_codegen::{GenerateError, Request, RuntimeDependency, Transport};
 use clap::{Args, Subcommand};
@@ -57,6 +58,10 @@ pub struct GenerateArgs {
     /// preferring the versions of the apizr checkout)
     #[arg(long)]
     pub no_lockfile: bool,
+    /// k8s/: a Knative Service that scales to zero when idle, instead of the Deployment,
+    /// Service and HorizontalPodAutoscaler (needs Knative Serving in the cluster)
+    #[arg(long)]
+    pub scale_to_zero: bool,
 }
 
 /// Run `generate rest|mcp`; messages go to stderr as `apizr generate <kind>: <message>`.
@@ -105,6 +110,11 @@ fn generate(transport: Transport, args: &GenerateArgs) -> Result<String, Generat
             RuntimeDependency::Checkout(dir.to_string_lossy().into_owned())
         }),
         allow_conditional: args.allow_conditional,
+        autoscaling: if args.scale_to_zero {
+            Autoscaling::ScaleToZero
+        } else {
+            Autoscaling::Hpa
+        },
     };
     let mut generated = apizr_codegen::generate(&request)?;
     if !args.no_lockfile {

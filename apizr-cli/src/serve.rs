@@ -19,8 +19,7 @@ use apizr_ir::policy::AnyPolicy;
 use apizr_runtime::Executable;
 use apizr_runtime::oci::RuntimeImage;
 use apizr_runtime::serve::{
-    ExecutionMode, HttpLimits, ServeOptions, ServeSource, ServeSpec, SpecOverrides, Transport,
-    serve_blocking,
+    ExecutionMode, ServeSource, ServeSpec, ServerArgs, Transport, serve_blocking,
 };
 use clap::{Args, Subcommand};
 
@@ -80,64 +79,9 @@ pub struct ServeArgs {
     /// OCI platform for `apizr.execution/v2` policies
     #[arg(long, value_enum, conflicts_with = "bundle")]
     pub runtime_platform: Option<Platform>,
-    /// Address to listen on (a non-loopback address needs --token or --insecure)
-    #[arg(long, default_value = "127.0.0.1")]
-    pub host: String,
-    #[arg(long, default_value_t = 8000)]
-    pub port: u16,
-    /// Bearer token required on every route but /health and /readyz (or APIZR_TOKEN)
-    #[arg(long)]
-    pub token: Option<String>,
-    /// Allow a non-loopback address without a token
-    #[arg(long)]
-    pub insecure: bool,
-    /// Direct mode: persistent workers (default: cores, at least 2)
-    #[arg(long, value_name = "N")]
-    pub workers: Option<usize>,
-    /// Direct mode: per-call deadline; the worker is killed and replaced past it
-    #[arg(long, value_name = "MS")]
-    pub timeout_ms: Option<u64>,
-    /// Calls running at once per capability
-    #[arg(long, value_name = "N")]
-    pub concurrency: Option<usize>,
-    /// Calls waiting per capability before 429
-    #[arg(long, value_name = "N")]
-    pub queue: Option<usize>,
-    /// Governed modes: workers (or containers) running at once, server-wide (default: 4 per
-    /// core, at least 4)
-    #[arg(long, value_name = "N")]
-    pub governed_workers: Option<usize>,
-    /// Governed modes: the most the running workers' memory limits may add up to, in MiB
-    /// (default: half the host's memory); a call whose own limit exceeds it gets 503
-    #[arg(long, value_name = "MIB")]
-    pub governed_memory_mb: Option<u64>,
-    /// v2 policies: containers prepared (created, checked, started) ahead of calls, each used
-    /// for one call only; 0 creates a fresh container per call [default: 2]
-    #[arg(long, value_name = "N")]
-    pub oci_pool: Option<usize>,
-    /// Governed modes: append one audit record (JSON line) per call, refusals included, to
-    /// FILE
-    #[arg(long, value_name = "FILE")]
-    pub audit: Option<std::path::PathBuf>,
-    /// HTTP: close a connection idle this long, with no request in progress [default: 30000]
-    #[arg(long, value_name = "MS", value_parser = clap::value_parser!(u64).range(1..))]
-    pub idle_timeout_ms: Option<u64>,
-    /// HTTP: a request head must arrive within this long of its first byte [default: 10000]
-    #[arg(long, value_name = "MS", value_parser = clap::value_parser!(u64).range(1..))]
-    pub header_timeout_ms: Option<u64>,
-    /// HTTP: a request body must arrive within this long of its head (else 408) [default: 30000]
-    #[arg(long, value_name = "MS", value_parser = clap::value_parser!(u64).range(1..))]
-    pub body_timeout_ms: Option<u64>,
-    /// HTTP: request bodies held at once, all connections together, in MiB (else 503)
-    /// [default: 256]
-    #[arg(long, value_name = "MIB")]
-    pub body_memory_mb: Option<u64>,
-    /// MCP: serve over stdio (the default)
-    #[arg(long, conflicts_with = "http")]
-    pub stdio: bool,
-    /// MCP: serve Streamable HTTP at /mcp
-    #[arg(long)]
-    pub http: bool,
+    /// Where to listen, the token, limits and tuning (the flags of generated servers)
+    #[command(flatten)]
+    pub server: ServerArgs,
 }
 
 pub fn run(command: &ServeCommand) -> anyhow::Result<ExitCode> {
@@ -146,49 +90,10 @@ pub fn run(command: &ServeCommand) -> anyhow::Result<ExitCode> {
         ServeCommand::Mcp(a) => (Transport::Mcp, a),
     };
     let mut spec = build_spec(args)?;
-    SpecOverrides {
-        workers: args.workers,
-        timeout_ms: args.timeout_ms,
-        concurrency: args.concurrency,
-        queue: args.queue,
-        governed_workers: args.governed_workers,
-        governed_memory_mb: args.governed_memory_mb,
-        oci_pool: args.oci_pool,
-        audit: args.audit.clone(),
-    }
-    .apply(&mut spec);
-    let options = ServeOptions {
-        host: args.host.clone(),
-        port: args.port,
-        token: args
-            .token
-            .clone()
-            .or_else(|| std::env::var("APIZR_TOKEN").ok())
-            .filter(|t| !t.is_empty()),
-        insecure: args.insecure,
-        mcp_http: args.http,
-        http: http_limits(args),
-    };
+    args.server.overrides().apply(&mut spec);
+    let options = args.server.options();
     serve_blocking(transport, spec, options).map_err(|e| anyhow!(e))?;
     Ok(ExitCode::SUCCESS)
-}
-
-fn http_limits(args: &ServeArgs) -> HttpLimits {
-    let mut limits = HttpLimits::default();
-    let ms = std::time::Duration::from_millis;
-    if let Some(n) = args.idle_timeout_ms {
-        limits.idle_timeout = ms(n);
-    }
-    if let Some(n) = args.header_timeout_ms {
-        limits.header_timeout = ms(n);
-    }
-    if let Some(n) = args.body_timeout_ms {
-        limits.body_timeout = ms(n);
-    }
-    if let Some(mib) = args.body_memory_mb {
-        limits.body_memory_bytes = mib.saturating_mul(1 << 20);
-    }
-    limits
 }
 
 /// Inspect the source and plan its contracts, or load a generated project (`--bundle`).

@@ -374,7 +374,10 @@ fn snapshot(source: &str, transport: &str, mode: &str, extra: &[&str]) {
     argv.extend(extra.iter().copied());
     let (code, stdout, stderr) = run(tmp.path(), &argv);
     assert_eq!(code, 0, "{stderr}");
-    let name = format!("{}-{transport}-{mode}", source.replace('.', "_"));
+    let mut name = format!("{}-{transport}-{mode}", source.replace('.', "_"));
+    if extra.contains(&"--scale-to-zero") {
+        name.push_str("-scale-to-zero");
+    }
     insta::assert_snapshot!(
         name,
         format!(
@@ -412,6 +415,12 @@ fn snapshots_shapes_with_module_name() {
 fn snapshots_notebook() {
     snapshot("notebook.ipynb", "rest", "direct", &[]);
     snapshot("notebook.ipynb", "mcp", "v1", &[]);
+}
+
+#[test]
+fn snapshots_scale_to_zero() {
+    snapshot("pricing.py", "rest", "v1", &["--scale-to-zero"]);
+    snapshot("pricing.py", "mcp", "direct", &["--scale-to-zero"]);
 }
 
 #[test]

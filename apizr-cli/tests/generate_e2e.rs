@@ -101,6 +101,17 @@ fn generated_governed_rest_project_builds_and_serves() {
 
 fn serve_rest(governed: bool) {
     let (dir, binary) = generate_and_build("rest", governed);
+    // The generated binary's --help describes its flags (clap, shared with `apizr serve`).
+    let help = Command::new(&binary).arg("--help").output().unwrap();
+    let help = String::from_utf8_lossy(&help.stdout);
+    for line in [
+        "verifies every digest",
+        "--token <TOKEN>",
+        "Bearer token required on every route but /health and /readyz",
+        "--governed-workers <N>",
+    ] {
+        assert!(help.contains(line), "--help lacks {line:?}:\n{help}");
+    }
     let port = free_port();
     let _server = Killed(
         Command::new(&binary)

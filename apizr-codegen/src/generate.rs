@@ -14,8 +14,7 @@ use apizr_ir::policy_v2::PolicyV2;
 use apizr_ir::{Digest, SourceKind};
 
 use crate::model::{
-    FileTree, GenerateError, Generated, OciSettings, PlanEntry, Planned, Request,
-    RuntimeDependency, Transport, input,
+    FileTree, GenerateError, Generated, OciSettings, PlanEntry, Planned, Request, Transport, input,
 };
 use crate::pyjson::SummaryMode;
 use crate::{conditional, manifest, mcp, openapi, project, pyjson};
@@ -74,7 +73,7 @@ fn generate_here(request: &Request) -> Result<Generated, GenerateError> {
     if Digest::sha256(&planned.executable) != planned.bound.executable_digest {
         return Err(input("executable bytes do not match the inspected digest"));
     }
-    render(&planned, &request.runtime_dependency)
+    render(&planned, request)
 }
 
 /// The policy file: v2 needs both image flags, image flags need v2, a v1 policy
@@ -138,7 +137,7 @@ fn parse_v2(
 }
 
 /// Every file, then the manifests over them, then the summary.
-fn render(planned: &Planned, dependency: &RuntimeDependency) -> Result<Generated, GenerateError> {
+fn render(planned: &Planned, request: &Request) -> Result<Generated, GenerateError> {
     let canonical = |r: Result<Vec<u8>, apizr_ir::CanonicalError>| r.map_err(input);
     let mut tree = FileTree::new();
     let inspection = &planned.inspection;
@@ -210,15 +209,19 @@ fn render(planned: &Planned, dependency: &RuntimeDependency) -> Result<Generated
             canonical(bundle.canonical_bytes())?,
         );
     }
-    let covered = tree.clone();
-    for (path, bytes) in project::render(planned, dependency).map_err(input)? {
+    // The manifest covers the files rendered so far; the scaffolding (rendered next) names
+    // the image after the manifest's digest.
+    let transport_manifest = manifest::transport_manifest(planned, endpoints, &tree);
+    let manifest_bytes = canonical(transport_manifest.canonical_bytes())?;
+    let scaffold = project::Scaffold {
+        dependency: &request.runtime_dependency,
+        autoscaling: request.autoscaling,
+        manifest: &manifest_bytes,
+    };
+    for (path, bytes) in project::render(planned, &scaffold).map_err(input)? {
         tree.insert(path, bytes);
     }
-    let transport_manifest = manifest::transport_manifest(planned, endpoints, &covered);
-    tree.insert(
-        planned.transport.manifest_file().into(),
-        canonical(transport_manifest.canonical_bytes())?,
-    );
+    tree.insert(planned.transport.manifest_file().into(), manifest_bytes);
     let mode = match (&planned.policy, &planned.oci) {
         (_, Some(_)) => SummaryMode::GovernedOci,
         (Some(_), None) => SummaryMode::GovernedV1,

@@ -20,6 +20,7 @@
 //!     runtime_platform: None,
 //!     runtime_dependency: RuntimeDependency::version(),
 //!     allow_conditional: false,
+//!     autoscaling: Default::default(),
 //! })
 //! .unwrap();
 //! assert!(generated.tree.contains_key("openapi.json"));
@@ -37,6 +38,8 @@
 //!   `apizr_ir::surface`, shared with the live servers and the bundle loader;
 //! * [`project`] — the Rust crate around them, rendered from the workspace's
 //!   `templates/generate/` (askama, text escaper);
+//! * [`deploy`] — image reference, container command and autoscaling choice, shared by the
+//!   templates and `apizr image build --project`;
 //! * [`lockfile`] — the project's `Cargo.lock`, resolved offline by cargo in a scratch dir
 //!   (the only module that starts a process);
 //! * [`seccomp`] — governed v1: the container's seccomp profile (Docker's default plus the
@@ -48,6 +51,7 @@
 //! the CLI should not be the only way to reach it.
 
 pub mod conditional;
+pub mod deploy;
 pub mod generate;
 pub mod lockfile;
 pub mod manifest;

@@ -10,10 +10,10 @@ use apizr_ir::Value;
 use apizr_ir::readiness::{TypeKind, TypeSpec};
 use askama::Template;
 
+use crate::deploy::{self, Autoscaling, ExecutionKind, PORT};
 use crate::model::{Planned, RuntimeDependency, Transport};
 use crate::{mcp, openapi};
 
-const PORT: u16 = 8000;
 const APIZR_VERSION: &str = env!("CARGO_PKG_VERSION");
 
 /// One capability as the README shows it.
@@ -50,6 +50,24 @@ pub struct ProjectView {
     pub capabilities: Vec<CapabilityView>,
     pub bundle_files: Vec<String>,
     pub port: u16,
+    /// The image reference `<name>:<tag>` the Dockerfile, README and `k8s/` agree on.
+    pub image: String,
+    /// Its tag: the first hex digits of the transport manifest's sha256.
+    pub image_tag: String,
+    /// `--scale-to-zero`: a Knative Service instead of Deployment + Service + HPA.
+    pub knative: bool,
+    /// The container's entrypoint and health check, in Dockerfile exec form.
+    pub entrypoint: String,
+    pub healthcheck: String,
+    pub health_interval: u64,
+    pub health_timeout: u64,
+    pub health_start: u64,
+    pub health_retries: u64,
+    pub user: &'static str,
+    pub bundle_dir: &'static str,
+    /// The image label holding the bundle digest, and its value (`sha256:<hex>`).
+    pub bundle_label: &'static str,
+    pub bundle_digest: String,
 }
 
 macro_rules! project_template {
@@ -77,13 +95,22 @@ project_template!(Deployment, "generate/k8s/deployment.yaml.j2");
 project_template!(Service, "generate/k8s/service.yaml.j2");
 project_template!(Hpa, "generate/k8s/hpa.yaml.j2");
 project_template!(NetworkPolicy, "generate/k8s/networkpolicy.yaml.j2");
+project_template!(Knative, "generate/k8s/knative-service.yaml.j2");
+
+/// What the project files need beyond the plan: how `Cargo.toml` finds the runtime, the
+/// autoscaling choice, and the transport manifest's bytes (the image tag is its digest).
+pub struct Scaffold<'a> {
+    pub dependency: &'a RuntimeDependency,
+    pub autoscaling: Autoscaling,
+    pub manifest: &'a [u8],
+}
 
 /// Render the scaffolding files (path → bytes).
 pub fn render(
     planned: &Planned,
-    dependency: &RuntimeDependency,
+    scaffold: &Scaffold<'_>,
 ) -> Result<Vec<(String, Vec<u8>)>, askama::Error> {
-    let view = view(planned, dependency);
+    let view = view(planned, scaffold);
     let view = &view;
     let mut files: Vec<(&str, String)> = vec![
         ("Cargo.toml", CargoToml { view }.render()?),
@@ -91,14 +118,22 @@ pub fn render(
         ("Dockerfile", Dockerfile { view }.render()?),
         (".dockerignore", DockerIgnore { view }.render()?),
         ("README.md", Readme { view }.render()?),
-        ("k8s/deployment.yaml", Deployment { view }.render()?),
-        ("k8s/service.yaml", Service { view }.render()?),
-        ("k8s/hpa.yaml", Hpa { view }.render()?),
         ("k8s/networkpolicy.yaml", NetworkPolicy { view }.render()?),
     ];
     if view.seccomp {
         let profile = String::from_utf8_lossy(&crate::seccomp::profile_bytes()).into_owned();
         files.push((crate::seccomp::PROFILE_FILE, profile));
+    }
+    // Scale-to-zero replaces the Deployment, its Service and the HPA: never both.
+    match scaffold.autoscaling {
+        Autoscaling::Hpa => files.extend([
+            ("k8s/deployment.yaml", Deployment { view }.render()?),
+            ("k8s/service.yaml", Service { view }.render()?),
+            ("k8s/hpa.yaml", Hpa { view }.render()?),
+        ]),
+        Autoscaling::ScaleToZero => {
+            files.push(("k8s/knative-service.yaml", Knative { view }.render()?));
+        }
     }
     Ok(files
         .into_iter()
@@ -111,12 +146,21 @@ pub fn render(
         .collect())
 }
 
-fn view(planned: &Planned, dependency: &RuntimeDependency) -> ProjectView {
+/// The execution mode of a plan, as deployment sees it.
+pub fn execution_kind(planned: &Planned) -> ExecutionKind {
+    match (&planned.policy, &planned.oci) {
+        (_, Some(_)) => ExecutionKind::GovernedOci,
+        (Some(_), None) => ExecutionKind::Governed,
+        (None, None) => ExecutionKind::Direct,
+    }
+}
+
+fn view(planned: &Planned, scaffold: &Scaffold<'_>) -> ProjectView {
     let transport = planned.transport;
     let module = planned.inspection.capability_ir.source.module.clone();
     let package = package_name(transport, &module);
     let feature = transport.name();
-    let (requirement, runtime_patch) = match dependency {
+    let (requirement, runtime_patch) = match scaffold.dependency {
         RuntimeDependency::Checkout(path) => (
             RuntimeDependency::requirement(),
             format!("apizr-runtime = {{ path = {} }}", toml_string(path)),
@@ -149,8 +193,22 @@ fn view(planned: &Planned, dependency: &RuntimeDependency) -> ProjectView {
             example: example_arguments(c),
         })
         .collect();
+    let (health_interval, health_timeout, health_start, health_retries) = deploy::HEALTH;
     ProjectView {
         seccomp_localhost: format!("apizr/{package}.json"),
+        image: deploy::image_reference(&package, execution_kind(planned), scaffold.manifest),
+        image_tag: deploy::image_tag(scaffold.manifest),
+        knative: scaffold.autoscaling == Autoscaling::ScaleToZero,
+        entrypoint: deploy::exec_form(&deploy::entrypoint(&package, transport)),
+        healthcheck: deploy::exec_form(&deploy::healthcheck(transport)),
+        health_interval,
+        health_timeout,
+        health_start,
+        health_retries,
+        user: deploy::USER,
+        bundle_dir: deploy::BUNDLE_DIR,
+        bundle_label: deploy::BUNDLE_LABEL,
+        bundle_digest: apizr_ir::Digest::sha256(scaffold.manifest).prefixed(),
         package,
         module,
         transport: transport.name(),

@@ -75,6 +75,16 @@ pub fn openapi_validator_python() -> Option<PathBuf> {
     )
 }
 
+/// The Python with `kubernetes-validate` (`KUBERNETES_VALIDATE_PYTHON`, else the venv `.ci/run`
+/// builds); run as `python -m kubernetes_validate`.
+pub fn kubernetes_validate_python() -> Option<PathBuf> {
+    external_tool(
+        "KUBERNETES_VALIDATE_PYTHON",
+        "target/kubernetes-validate-venv/bin/python",
+        "kubernetes-validate",
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -15,9 +15,11 @@
 //! * `http` — our hyper accept loop (idle/header/body timeouts, body memory bound);
 //! * `rest` — the axum REST server; `mcp` — the MCP server;
 //! * [`entry`] — [`bundle_main`] (a generated project's `main`) and [`serve_blocking`].
+//! * [`args`] — the server flags (clap), shared by `apizr serve` and generated binaries;
 //!
 //! The warm pool behind direct mode lives in [`crate::pool`].
 
+pub mod args;
 pub mod bundle;
 pub mod decode;
 pub mod entry;
@@ -39,6 +41,7 @@ pub mod rest;
 mod rest_docs;
 pub mod spec;
 
+pub use self::args::{BundleArgs, ServerArgs};
 pub use self::entry::{bundle_main, bundle_main_in, serve, serve_blocking};
 pub use self::error::{BundleError, ServeError};
 pub use self::invoker::Invoker;
