@@ -18,6 +18,7 @@ const BUILD_EXAMPLES: &str = "\
 Examples:
   apizr image build --base apizr-ci/python-base:bookworm-stdlib --tag apizr/worker:dev
   apizr image build --rootfs rootfs.tar --output worker-image.json
+  apizr image build --project generated/ --base apizr-ci/python-base:bookworm-stdlib
   apizr execute f.py total --arguments a.json --policy v2.json \\
       --runtime-image \"$(jq -r .image worker-image.json)\" --runtime-platform linux/amd64
 
@@ -46,6 +47,21 @@ pub struct BuildArgs {
     /// Also write the identity JSON to FILE
     #[arg(long, value_name = "FILE")]
     pub output: Option<PathBuf>,
+    /// A generated project (apizr generate rest|mcp) to make into a server image on --base
+    /// (tag: the project's own image reference unless --tag); prints {"image","tag"}
+    #[arg(long, value_name = "DIR", requires = "base", conflicts_with = "rootfs")]
+    pub project: Option<PathBuf>,
+    /// --project: use this built server binary instead of running cargo build
+    #[arg(long, value_name = "FILE", requires = "project")]
+    pub binary: Option<PathBuf>,
+    /// --project: the cargo profile to build the server with [default: release]
+    #[arg(
+        long,
+        value_name = "NAME",
+        requires = "project",
+        conflicts_with = "binary"
+    )]
+    pub profile: Option<String>,
 }
 
 pub fn run(command: &ImageCommand) -> Result<ExitCode> {
@@ -55,6 +71,9 @@ pub fn run(command: &ImageCommand) -> Result<ExitCode> {
 }
 
 fn build(args: &BuildArgs) -> Result<ExitCode> {
+    if let (Some(dir), Some(base)) = (&args.project, &args.base) {
+        return crate::image_project::build(dir, base, args);
+    }
     let engine = Engine::from_env().context("cannot use the Docker engine")?;
     eprintln!(
         "apizr image build: engine {} (API {})",

@@ -302,23 +302,7 @@ fn generated_rest_image_builds_and_runs_under_docker() {
         String::from_utf8_lossy(&out.stdout).trim().to_string()
     };
     assert_eq!(inspect("{{.Config.User}}"), "65532:65532");
-    let request = |method: &str, path: &str, body: &str, token: bool| {
-        built::request_inside(&name, method, path, body, token.then_some("s3cret"))
-    };
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while request("GET", "/readyz", "", false).0 != 200 {
-        assert!(
-            Instant::now() < deadline,
-            "container never became ready: {}",
-            built::logs(&name)
-        );
-        std::thread::sleep(Duration::from_millis(300));
-    }
-    let call = r#"{"prices":[1.0,2.0]}"#;
-    let (status, _) = request("POST", "/capabilities/total", call, false);
-    assert_eq!(status, 401, "calls need the bearer token");
-    let (status, body) = request("POST", "/capabilities/total", call, true);
-    assert_eq!((status, body.as_str()), (200, "3.5999999999999996"));
+    built::ready_then_total(&name, "s3cret");
     // The HEALTHCHECK (python3 + urllib against /readyz) reports healthy.
     let deadline = Instant::now() + Duration::from_secs(60);
     while inspect("{{.State.Health.Status}}") != "healthy" {

@@ -60,6 +60,7 @@ pub mod model;
 pub mod openapi;
 pub mod output;
 pub mod project;
+pub mod project_image;
 mod pyjson;
 pub mod seccomp;
 

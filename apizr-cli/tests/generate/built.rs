@@ -6,6 +6,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::time::{Duration, Instant};
 
 use super::support::{apizr, workspace_root};
 
@@ -175,4 +176,24 @@ pub fn logs(name: &str) -> String {
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
     )
+}
+
+/// Container `name` serving the service fixture (`tests/fixtures/generate/sources/service.py`)
+/// becomes ready (`/readyz` 200 within 60 s), then `total` is refused without the bearer
+/// `token` (401) and answered with it.
+pub fn ready_then_total(name: &str, token: &str) {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while request_inside(name, "GET", "/readyz", "", None).0 != 200 {
+        assert!(
+            Instant::now() < deadline,
+            "container never became ready: {}",
+            logs(name)
+        );
+        std::thread::sleep(Duration::from_millis(300));
+    }
+    let call = r#"{"prices":[1.0,2.0]}"#;
+    let (status, _) = request_inside(name, "POST", "/capabilities/total", call, None);
+    assert_eq!(status, 401, "calls need the bearer token");
+    let (status, body) = request_inside(name, "POST", "/capabilities/total", call, Some(token));
+    assert_eq!((status, body.as_str()), (200, "3.5999999999999996"));
 }

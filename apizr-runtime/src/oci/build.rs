@@ -7,7 +7,8 @@
 //! 65532:65532, labels, entrypoint) → find the interpreter and copy in `/opt/apizr/worker.py`
 //! (and a `/usr/local/bin/python` link when the base only has `/usr/bin/python3`) with
 //! `PUT /archive` → `POST /commit` (optionally tagged) → remove the helper → smoke-test the new
-//! image (network none, read-only, non-root) by importing what the worker needs.
+//! image (network none, read-only, non-root) by importing what the worker needs. The helper,
+//! archive and commit steps are [`super::layer`]'s, shared with project images.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -21,8 +22,8 @@ use super::engine::{CALL_TIMEOUT, Engine, EngineError, json_ok};
 use super::http::{Body, encode_query};
 use super::image::{
     PROVIDER, Platform, RuntimeImage, SUBPROCESS_DENY_LABEL, WORKER_DIGEST_LABEL, WORKER_LABEL,
-    full_image_id,
 };
+use super::layer::{commit, create_helper, put_archive};
 use crate::worker::WORKER_SOURCE;
 
 /// Where the worker lives inside built images.
@@ -110,22 +111,9 @@ pub fn build_image(
         });
     }
 
-    let helper = format!("apizr-build-{}", random_hex()?);
-    let mut guard = ContainerGuard::new(engine.clone(), helper.clone());
     let config = image_config(&base_id);
-    let mut create = config.clone();
-    create["Image"] = json!(base_id);
-    let path = format!("/containers/create?name={}", encode_query(&helper));
-    json_ok(
-        engine.call(
-            "POST",
-            &path,
-            Body::Json(&create),
-            Instant::now() + CALL_TIMEOUT,
-        )?,
-        "POST /containers/create",
-    )?;
-    let python = find_python(engine, &helper)?;
+    let mut helper = create_helper(engine, &base_id, &config)?;
+    let python = find_python(engine, helper.name())?;
     progress(&format!("interpreter {python}; adding {IMAGE_WORKER_PATH}"));
     let mut tar = TarWriter::default();
     tar.dir("opt/apizr", 0o755);
@@ -133,40 +121,9 @@ pub fn build_image(
     if python != PYTHON {
         tar.symlink(&PYTHON[1..], &python);
     }
-    let archive = tar.finish();
-    let path = format!("/containers/{}/archive?path=%2F", encode_query(&helper));
-    json_ok(
-        engine.call(
-            "PUT",
-            &path,
-            Body::Bytes(&archive, "application/x-tar"),
-            Instant::now() + CALL_TIMEOUT,
-        )?,
-        "PUT /containers/{id}/archive",
-    )?;
-    let mut query = format!("container={}&pause=0", encode_query(&helper));
-    if let Some((repo, tag)) = tag.map(split_tag) {
-        query.push_str(&format!(
-            "&repo={}&tag={}",
-            encode_query(repo),
-            encode_query(tag)
-        ));
-    }
-    let committed = json_ok(
-        engine.call(
-            "POST",
-            &format!("/commit?{query}"),
-            Body::Json(&config),
-            Instant::now() + CALL_TIMEOUT,
-        )?,
-        "POST /commit",
-    )?;
-    let _ = guard.remove();
-    let id = committed
-        .get("Id")
-        .and_then(Json::as_str)
-        .map(full_image_id)
-        .ok_or_else(|| EngineError::Shape("POST /commit".into()))?;
+    put_archive(engine, helper.name(), &tar.finish())?;
+    let id = commit(engine, helper.name(), &config, tag)?;
+    let _ = helper.remove();
     progress(&format!("committed {id}; smoke test"));
     if let Err(e) = smoke_test(engine, &id) {
         let path = format!("/images/{}?force=1", encode_query(&id));
@@ -216,14 +173,6 @@ fn up_to_date(engine: &Engine, tag: &str, base_id: &str) -> Result<Option<String
     Ok(current
         .then(|| doc["Id"].as_str().map(str::to_string))
         .flatten())
-}
-
-/// `repo:tag` (a colon after the last `/`), or `repo` with tag `latest`.
-fn split_tag(reference: &str) -> (&str, &str) {
-    match reference.rsplit_once(':') {
-        Some((repo, tag)) if !tag.contains('/') => (repo, tag),
-        _ => (reference, "latest"),
-    }
 }
 
 fn find_python(engine: &Engine, container: &str) -> Result<String, BuildError> {
@@ -378,16 +327,6 @@ fn put(block: &mut [u8; 512], at: usize, width: usize, bytes: &[u8]) {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn tags_split_after_the_last_slash() {
-        assert_eq!(split_tag("apizr-ci/worker:dev"), ("apizr-ci/worker", "dev"));
-        assert_eq!(
-            split_tag("localhost:5000/w"),
-            ("localhost:5000/w", "latest")
-        );
-        assert_eq!(split_tag("w"), ("w", "latest"));
-    }
 
     #[test]
     fn tar_headers_are_well_formed() {

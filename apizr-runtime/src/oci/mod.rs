@@ -22,6 +22,8 @@
 //! * [`plan`] — the ContainerPlan (`apizr.runtime/v2`), byte-compatible with the reference.
 //! * [`build`] — `apizr image build`: worker images from a local base image or a rootfs tar,
 //!   offline.
+//! * [`layer`] — one layer of files on a local base image (helper container, `PUT /archive`,
+//!   `POST /commit`): worker images and `apizr image build --project` server images.
 //!
 //! Callers reach this backend through the call API ([`executor::OciExecutor`] behind
 //! [`AnyExecutor`](crate::call::AnyExecutor)); [`OciRuntime::execute`] is the per-call engine
@@ -56,6 +58,7 @@ pub mod engine_kind;
 pub mod executor;
 pub mod http;
 pub mod image;
+pub mod layer;
 pub mod oom;
 pub mod plan;
 pub mod pool;
