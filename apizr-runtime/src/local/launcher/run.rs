@@ -40,6 +40,11 @@ pub(super) fn run(config: &LaunchConfig, args: &[OsString]) -> i32 {
             return SETUP_FAILED;
         }
     };
+    // The call's first process is in the call's cgroups (it was forked inside them); this
+    // launcher leaves them at once. A sweep by any other apizr process kills every task of a
+    // dead owner's cgroups, and the launcher must outlive its supervisor long enough to end
+    // the call and remove the working directory.
+    leave_cgroups(config);
     // The worker holds the pipes now; drop ours so EOF follows the worker's exit.
     if let Ok(null) = fs::OpenOptions::new()
         .read(true)
@@ -54,10 +59,7 @@ pub(super) fn run(config: &LaunchConfig, args: &[OsString]) -> i32 {
         && !wait_either(&child, &lifeline)
     {
         // The supervisor is gone: nobody will read the answer. End the call and clean up
-        // what the supervisor would have removed. Leave the call's cgroups first: a sweep
-        // (any other apizr process) now sees a dead owner and kills every task in them, and
-        // it must not kill this launcher before the working directory is removed.
-        leave_cgroups(config);
+        // what the supervisor would have removed.
         let _ = child.kill();
         let _ = child.wait();
         teardown(config);
