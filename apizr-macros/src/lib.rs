@@ -90,6 +90,7 @@ pub fn python(attr: TokenStream, item: TokenStream) -> TokenStream {
 /// async fn quote(sku: String, qty: u32) -> Result<Quote, std::io::Error> {
 ///     Ok(Quote { total: 2.5 * f64::from(qty) })
 /// }
+/// # fn main() {}
 /// ```
 ///
 /// Arguments and the result are serde types; the request schema (JSON Schema 2020-12, closed
