@@ -24,7 +24,7 @@ use apizr_runtime::owner::Owner;
 use serde_json::{Value as Json, json};
 
 use common::call0;
-use common::oci::{Lies, LyingEngine, image, in_ci, podman_runsc};
+use common::oci::{Lies, LyingEngine, image, podman_runsc};
 
 const PING: &str = "def ping():\n    return 'pong'\n";
 
@@ -88,8 +88,7 @@ fn registered(runtime: &str) -> bool {
         return true;
     }
     let why = format!("runtime {runtime} is not registered (run scripts/ci-gvisor-setup)");
-    assert!(!in_ci(), "{why} (CI=true: must not skip)");
-    eprintln!("SKIPPED: {why}");
+    apizr_test_support::skip(why);
     false
 }
 
