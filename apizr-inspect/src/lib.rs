@@ -14,7 +14,8 @@
 //! 7. [`readiness`] — the 19 reason codes and TypedDict proofs → [`apizr_ir::ReadinessReport`].
 //!    [`explain`] — per reason: culprit, span and fix (`apizr.explanation/v1`, not hashed).
 //! 8. [`unparse`] — the CPython 3.11 `ast.unparse` port used for every `declared` text.
-//! 9. [`project`] — a whole directory, inspected in parallel.
+//! 9. [`project`] — a whole directory, inspected in parallel; [`package`] — its import graph
+//!    (which local modules an import runs), shared by readiness v2 and bundling.
 //! 10. [`interface`] — InvocationContracts of eligible capabilities and selection.
 //!
 //! Outside the pipeline: [`imports`] lists every module a piece of code names for import
@@ -33,6 +34,7 @@ pub mod imports;
 pub mod interface;
 pub mod module;
 pub mod notebook;
+pub mod package;
 pub mod project;
 pub mod readiness;
 pub mod source;

@@ -1,0 +1,3 @@
+from .core import Core
+
+__version__ = "1.0"

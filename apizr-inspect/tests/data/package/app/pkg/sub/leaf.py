@@ -1,0 +1,3 @@
+from ..util import helper
+from ... import beyond
+from .nothing import x

@@ -1,0 +1,6 @@
+from pkg import core
+from pkg.core import *
+
+
+def helper():
+    return core
