@@ -79,6 +79,8 @@ pub struct Outcome {
     pub cells: Vec<notebook::CellLines>,
     /// With [`InspectOptions::explain`]: why each reason is there and what to change.
     pub explanation: Option<explain::Explanation>,
+    /// Readiness v2 inside a package directory: what the modules importing this one need.
+    pub package: Option<readiness::v2::package::PackageOutcome>,
 }
 
 /// Inspect source bytes that are already in memory.
@@ -98,6 +100,18 @@ pub fn inspect_bytes_parsed(
     kind: SourceKind,
     module: &str,
     options: InspectOptions,
+) -> Result<(Outcome, ParsedModule), InspectError> {
+    inspect_bytes_in_package(bytes, kind, module, options, None)
+}
+
+/// [`inspect_bytes_parsed`] for a module of a package directory: under readiness v2 its local
+/// imports are judged with `package` ([`readiness::v2::package`]).
+pub fn inspect_bytes_in_package(
+    bytes: &[u8],
+    kind: SourceKind,
+    module: &str,
+    options: InspectOptions,
+    package: Option<&readiness::v2::package::PackageContext>,
 ) -> Result<(Outcome, ParsedModule), InspectError> {
     let module = source::validate_module_name(module)?;
     if bytes.len() as u64 > source::MAX_SOURCE_BYTES {
@@ -142,15 +156,26 @@ pub fn inspect_bytes_parsed(
     }
     reject_duplicate_parameters(&ir)?;
     let ir_digest = Digest::sha256(&ir.canonical_bytes()?);
-    let readiness =
-        readiness::assess_policy(&parsed, &facts, &ir, ir_digest.clone(), options.readiness);
+    let (readiness, package_outcome) = readiness::assess_in_package(
+        &parsed,
+        &facts,
+        &ir,
+        ir_digest.clone(),
+        options.readiness,
+        package,
+    );
     if let Some(error) = parsed.take_unparse_error() {
         return Err(error.into());
     }
     let readiness_digest = Digest::sha256(&apizr_ir::canonical_bytes(&readiness)?);
-    let explanation = options
-        .explain
-        .then(|| explain::explain(&parsed, &facts, &ir, &readiness, &readiness_digest, &cells));
+    let explanation = options.explain.then(|| {
+        let report = explain::Report {
+            readiness: &readiness,
+            digest: &readiness_digest,
+            cells: &cells,
+        };
+        explain::explain_in_package(&parsed, &facts, &ir, report, package)
+    });
     drop(facts);
     debug_assert_eq!(ir.schema_version, CAPABILITY_SCHEMA);
     let outcome = Outcome {
@@ -165,6 +190,7 @@ pub fn inspect_bytes_parsed(
         executable,
         cells,
         explanation,
+        package: package_outcome,
     };
     Ok((outcome, parsed))
 }
@@ -202,13 +228,23 @@ pub fn inspect_path(
     module: Option<&str>,
     options: InspectOptions,
 ) -> Result<Outcome, InspectError> {
+    inspect_path_in_package(path, module, options, None)
+}
+
+/// [`inspect_path`] for a module of a package directory (see [`inspect_bytes_in_package`]).
+pub fn inspect_path_in_package(
+    path: &std::path::Path,
+    module: Option<&str>,
+    options: InspectOptions,
+    package: Option<&readiness::v2::package::PackageContext>,
+) -> Result<Outcome, InspectError> {
     let (bytes, kind) = source::read_source(path)?;
     // The reference treats an empty `--module-name ''` like an absent one: use the file stem.
     let (module, defaulted) = match module {
         Some(name) if !name.is_empty() => (name.to_string(), false),
         _ => (source::default_module_name(path)?, true),
     };
-    let mut outcome = inspect_bytes(&bytes, kind, &module, options)?;
+    let (mut outcome, _) = inspect_bytes_in_package(&bytes, kind, &module, options, package)?;
     if defaulted
         && module == "__init__"
         && let Some(package) = source::package_name(path)

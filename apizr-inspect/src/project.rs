@@ -19,6 +19,7 @@
 
 mod explain;
 mod output;
+mod packaged;
 pub mod walk;
 
 use std::path::{Path, PathBuf};
@@ -268,6 +269,20 @@ pub fn inspect_dir_with_progress(
         .map_err(|e| ProjectError::ThreadPool(e.to_string()))?;
     let total = found.len();
     let done = AtomicUsize::new(0);
+    let package = match options.inspect.readiness {
+        apizr_ir::ReadinessPolicy::V2 => crate::package::PackageIndex::scan(root).ok(),
+        apizr_ir::ReadinessPolicy::V1 => None,
+    };
+    if let Some(index) = package {
+        let declared = crate::package::declared_dependencies(root);
+        let inspect =
+            |found: &walk::Found, ctx: Option<&crate::readiness::v2::package::PackageContext>| {
+                inspect_found_in(found.clone(), options, ctx)
+            };
+        let modules =
+            pool.install(|| packaged::inspect_all(&index, &declared, found, progress, &inspect));
+        return Ok(finish(modules));
+    }
     let modules: Vec<ModuleEntry> = pool.install(|| {
         found
             .into_par_iter()
@@ -282,29 +297,47 @@ pub fn inspect_dir_with_progress(
             })
             .collect()
     });
-    let mut modules = modules;
+    Ok(finish(modules))
+}
+
+fn finish(mut modules: Vec<ModuleEntry>) -> ProjectInspection {
     walk::note_shared_module_names(&mut modules);
     let project_digest = project_digest(&modules);
     let summary = Summary::of(&modules);
-    Ok(ProjectInspection {
+    ProjectInspection {
         modules,
         project_digest,
         summary,
-    })
+    }
 }
 
 fn inspect_found(found: walk::Found, options: &ProjectOptions) -> ModuleEntry {
+    inspect_found_in(found, options, None).0
+}
+
+/// [`inspect_found`] with readiness v2's view of the package (and what it learned).
+fn inspect_found_in(
+    found: walk::Found,
+    options: &ProjectOptions,
+    package: Option<&crate::readiness::v2::package::PackageContext>,
+) -> (
+    ModuleEntry,
+    Option<crate::readiness::v2::package::PackageOutcome>,
+) {
     let walk::Found {
         path,
         rel,
         module,
         problem,
     } = found;
-    let failed = |error: ModuleError, module: Option<String>| ModuleEntry {
-        path: rel.clone(),
-        module,
-        result: Err(error),
-        notes: Vec::new(),
+    let failed = |error: ModuleError, module: Option<String>| {
+        let entry = ModuleEntry {
+            path: rel.clone(),
+            module,
+            result: Err(error),
+            notes: Vec::new(),
+        };
+        (entry, None)
     };
     if let Some(error) = problem {
         return failed(error, module);
@@ -324,7 +357,7 @@ fn inspect_found(found: walk::Found, options: &ProjectOptions) -> ModuleEntry {
     // A bug in one stage must not take the other files down with it: the panic becomes this
     // entry's error (the process-wide panic hook still reports it).
     let inspected = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        crate::inspect_path(&path, Some(&name), options.inspect)
+        crate::inspect_path_in_package(&path, Some(&name), options.inspect, package)
     }));
     let Ok(inspected) = inspected else {
         let error = ModuleError {
@@ -336,12 +369,15 @@ fn inspect_found(found: walk::Found, options: &ProjectOptions) -> ModuleEntry {
     };
     match inspected {
         Ok(mut outcome) => match report_of(&mut outcome, options.keep_envelopes) {
-            Ok(report) => ModuleEntry {
-                path: rel,
-                module: Some(outcome.inspection.capability_ir.source.module.clone()),
-                result: Ok(report),
-                notes: outcome.notes,
-            },
+            Ok(report) => {
+                let entry = ModuleEntry {
+                    path: rel,
+                    module: Some(outcome.inspection.capability_ir.source.module.clone()),
+                    result: Ok(report),
+                    notes: outcome.notes,
+                };
+                (entry, outcome.package)
+            }
             Err(error) => failed(ModuleError::from_inspect(&error), Some(name)),
         },
         Err(error) => failed(ModuleError::from_inspect(&error), Some(name)),

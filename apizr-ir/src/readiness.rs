@@ -97,7 +97,7 @@ pub struct Reason {
     pub parameter: Option<String>,
 }
 
-/// The 19 readiness reason codes.
+/// The readiness reason codes: the reference's 19, and READY-020 (v2 only).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum ReasonCode {
     R001,
@@ -119,6 +119,10 @@ pub enum ReasonCode {
     R017,
     R018,
     R019,
+    /// Readiness v2 only: the function relies on a third-party distribution the project
+    /// declares (`pyproject.toml` `[project] dependencies` / `requirements.txt`). The state
+    /// stays ready, explicitly: the bundle must install that distribution.
+    R020,
 }
 
 /// The dimension a reason code belongs to.
@@ -131,7 +135,7 @@ pub enum DimensionName {
 }
 
 impl ReasonCode {
-    pub const ALL: [ReasonCode; 19] = [
+    pub const ALL: [ReasonCode; 20] = [
         ReasonCode::R001,
         ReasonCode::R002,
         ReasonCode::R003,
@@ -151,6 +155,7 @@ impl ReasonCode {
         ReasonCode::R017,
         ReasonCode::R018,
         ReasonCode::R019,
+        ReasonCode::R020,
     ];
 
     pub fn code(self) -> &'static str {
@@ -175,6 +180,7 @@ impl ReasonCode {
             R017 => "APIZR-READY-017",
             R018 => "APIZR-READY-018",
             R019 => "APIZR-READY-019",
+            R020 => "APIZR-READY-020",
         }
     }
 
@@ -182,7 +188,7 @@ impl ReasonCode {
         use ReasonCode::*;
         match self {
             R001 | R002 | R003 | R008 | R009 | R010 => DimensionName::Binding,
-            R004 | R005 | R006 | R014 | R015 | R018 => DimensionName::Execution,
+            R004 | R005 | R006 | R014 | R015 | R018 | R020 => DimensionName::Execution,
             R007 | R011 | R012 | R013 | R017 | R019 => DimensionName::Inputs,
             R016 => DimensionName::Outputs,
         }
@@ -191,7 +197,7 @@ impl ReasonCode {
     pub fn implied_state(self) -> ReadinessState {
         use ReasonCode::*;
         match self {
-            R007 | R016 => ReadinessState::Ready,
+            R007 | R016 | R020 => ReadinessState::Ready,
             R001 | R002 | R003 | R004 | R008 | R013 | R014 | R015 | R017 => {
                 ReadinessState::Conditional
             }
@@ -225,6 +231,10 @@ impl ReasonCode {
             R017 => "Annotated[...] metadata semantics are unknown",
             R018 => "lambda assignments are not function definitions",
             R019 => "a TypedDict parameter type failed proof",
+            R020 => {
+                "imports a third-party package the project declares (ready under v2; the bundle \
+                 must install it)"
+            }
         }
     }
 }

@@ -259,6 +259,21 @@ pub fn culprits(module: &Module, finding: &Finding, symbol: Option<&str>) -> Vec
             }
             vec![culprit]
         }
+        Evidence::Declared { statement, .. } => {
+            vec![module.culprit(K::Import, first_line(module, *statement), None)]
+        }
+        Evidence::ParentPackage { package } => {
+            // The statement is in the package's `__init__`, not in this file: point at the
+            // file's start and name the package.
+            let start = ruff_text_size::TextRange::empty(0.into());
+            let mut culprit = module.culprit(K::Import, start, None);
+            culprit.text = format!("package `{package}`");
+            culprit.note = Some(format!(
+                "importing `{}` first runs `{package}`'s `__init__.py`",
+                module.parsed.module
+            ));
+            vec![culprit]
+        }
         Evidence::Rejected { kind } => symbol
             .map(|name| super::rejected::culprits(module, *kind, name))
             .unwrap_or_default(),

@@ -62,6 +62,15 @@ pub fn fix(module: &Module, finding: &Finding, symbol: Option<&str>) -> String {
             let written = module.written_module(*range, *statement, *level);
             import_fix(&written, &module.text(*statement), *problem, symbol)
         }
+        Evidence::Declared { distributions, .. } => format!(
+            "nothing to change: `{}` is declared by the project, so readiness v2 counts the \
+             import as ready provided the bundle installs it",
+            distributions.join("`, `")
+        ),
+        Evidence::ParentPackage { package } => format!(
+            "make the top level of package `{package}` (its `__init__.py` and what it imports) \
+             provably harmless, or serve `{name}` from a module outside that package"
+        ),
         Evidence::Rejected { kind } => rejected_fix(*kind, name),
     }
 }
@@ -329,6 +338,29 @@ fn import_fix(
         ImportProblem::Star => {
             format!("import the names you use from `{written}` explicitly instead of `*`")
         }
+        ImportProblem::Unresolvable => format!(
+            "`{statement}` fails when it runs: the directory has no such module, or the relative \
+             import climbs above the top-level package; fix the module name"
+        ),
+        ImportProblem::LocalUnproved => format!(
+            "{whose} `{written}` from its own package, and importing it runs a top level \
+             readiness v2 does not prove harmless: inspect that module and fix its reasons"
+        ),
+        ImportProblem::Cycle => format!(
+            "`{statement}` reads a name from a module of the same import cycle, which may not be \
+             bound yet when it runs: import the module (`from . import m`) and use `m.name` \
+             inside functions, or break the cycle"
+        ),
+        ImportProblem::Undeclared => format!(
+            "{whose} `{root}`, which is neither in the standard library nor declared by the \
+             project: declare its distribution in `pyproject.toml` (`[project] dependencies`) or \
+             `requirements.txt` so the bundle installs it, or serve functions from a module that \
+             does not import it"
+        ),
+        ImportProblem::MissingName => format!(
+            "`{statement}` imports a name `{written}` does not bind on every path \
+             (`ImportError` at import): define it there unconditionally"
+        ),
     }
 }
 

@@ -117,12 +117,41 @@ pub fn explain(
     readiness_digest: &Digest,
     cells: &[CellLines],
 ) -> Explanation {
+    let report = Report {
+        readiness: report,
+        digest: readiness_digest,
+        cells,
+    };
+    explain_in_package(parsed, facts, ir, report, None)
+}
+
+/// The report to explain, its digest and the notebook cells (if any).
+pub struct Report<'r> {
+    pub readiness: &'r ReadinessReport,
+    pub digest: &'r Digest,
+    pub cells: &'r [CellLines],
+}
+
+/// [`explain`] for a module that readiness v2 assessed inside a package directory: the same
+/// package context gives the same findings.
+pub fn explain_in_package<'a>(
+    parsed: &'a ParsedModule,
+    facts: &'a ModuleFacts<'a>,
+    ir: &'a CapabilityIr,
+    report: Report,
+    package: Option<&'a crate::readiness::v2::package::PackageContext<'a>>,
+) -> Explanation {
+    let Report {
+        readiness: report,
+        digest: readiness_digest,
+        cells,
+    } = report;
     let policy = if report.policy_version == apizr_ir::READINESS_POLICY_V2 {
         apizr_ir::ReadinessPolicy::V2
     } else {
         apizr_ir::ReadinessPolicy::V1
     };
-    let rules = ModuleRules::with_policy(parsed, facts, ir, policy);
+    let rules = ModuleRules::with_package(parsed, facts, ir, policy, package);
     let module = Module {
         parsed,
         facts,

@@ -29,6 +29,7 @@
 //! (directories without `__init__.py` are not modules, but their `.py` files are).
 
 mod closure;
+mod declared;
 mod resolve;
 #[cfg(test)]
 mod tests;
@@ -36,6 +37,7 @@ mod tests;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+pub use declared::declared_dependencies;
 pub use resolve::{ImportTarget, ImportTime, ResolvedImport};
 
 use crate::error::InspectError;

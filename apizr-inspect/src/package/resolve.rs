@@ -1,7 +1,7 @@
 //! Resolving the import statements of one module against a [`PackageIndex`].
 
 use ruff_python_ast::{self as ast, Expr, Stmt};
-use ruff_text_size::Ranged;
+use ruff_text_size::{Ranged, TextRange};
 
 use super::PackageIndex;
 use crate::error::Position;
@@ -46,6 +46,12 @@ pub struct ResolvedImport {
     pub time: ImportTime,
     /// Where the imported module or name is written.
     pub position: Position,
+    /// The alias (`a.b as c`, `x as y`) in the source text.
+    pub range: TextRange,
+    /// The whole import statement in the source text.
+    pub statement: TextRange,
+    /// A relative import (`from .m import x`).
+    pub relative: bool,
 }
 
 /// Every import statement of `parsed`, in source order.
@@ -147,6 +153,9 @@ impl Walker<'_> {
                 bound: Some(bound.to_string()),
                 time,
                 position: self.parsed.position(alias.range().start()),
+                range: alias.range(),
+                statement: node.range(),
+                relative: false,
             });
         }
     }
@@ -165,7 +174,7 @@ impl Walker<'_> {
                     self.push_from(
                         ImportTarget::Unresolvable(why.clone()),
                         written.clone(),
-                        alias,
+                        (alias, node),
                         time,
                     );
                 }
@@ -194,7 +203,7 @@ impl Walker<'_> {
                     ))
                 }
             };
-            self.push_from(target, base.clone(), alias, time);
+            self.push_from(target, base.clone(), (alias, node), time);
         }
     }
 
@@ -202,7 +211,7 @@ impl Walker<'_> {
         &mut self,
         target: ImportTarget,
         module: String,
-        alias: &ast::Alias,
+        (alias, node): (&ast::Alias, &ast::StmtImportFrom),
         time: ImportTime,
     ) {
         let name = alias.name.as_str();
@@ -214,6 +223,9 @@ impl Walker<'_> {
             bound: bound.map(str::to_string),
             time,
             position: self.parsed.position(alias.range().start()),
+            range: alias.range(),
+            statement: node.range(),
+            relative: node.level > 0,
         });
     }
 

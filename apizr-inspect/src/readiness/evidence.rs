@@ -37,6 +37,15 @@ pub enum Evidence {
         level: u32,
         problem: ImportProblem,
     },
+    /// READY-020 (v2 in a package): an import of third-party distributions the project
+    /// declares.
+    Declared {
+        statement: TextRange,
+        distributions: Vec<String>,
+    },
+    /// READY-004 (v2 in a package): importing this module first runs a parent package's
+    /// `__init__`, whose import v2 does not prove harmless.
+    ParentPackage { package: String },
     /// READY-009/010/011/018: a symbol discovery rejected.
     Rejected { kind: DiagnosticKind },
 }

@@ -21,6 +21,18 @@ pub enum ImportProblem {
     NotStdlib,
     /// `from <stdlib module> import *`.
     Star,
+    /// v2 in a package: an import that fails when it runs (a relative import beyond the
+    /// top-level package, a module the directory does not hold).
+    Unresolvable,
+    /// v2 in a package: a local module whose import runs a top level v2 does not prove.
+    LocalUnproved,
+    /// v2 in a package: a name read from a module of the same import cycle, which may not be
+    /// bound yet when this import runs.
+    Cycle,
+    /// v2 in a package: the local module does not bind the imported name (`ImportError`).
+    MissingName,
+    /// v2 in a package: a third-party module the project does not declare.
+    Undeclared,
 }
 
 /// The READY-015 verdict on one imported module.

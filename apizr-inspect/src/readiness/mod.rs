@@ -69,7 +69,20 @@ pub fn assess_policy<'a>(
     ir_digest: Digest,
     policy: ReadinessPolicy,
 ) -> ReadinessReport {
-    let rules = ModuleRules::with_policy(parsed, facts, ir, policy);
+    assess_in_package(parsed, facts, ir, ir_digest, policy, None).0
+}
+
+/// [`assess_policy`] for a module of a package directory: under v2, its local imports are
+/// followed ([`v2::package`]) and what other modules need to know about it is returned.
+pub fn assess_in_package<'a>(
+    parsed: &'a ParsedModule,
+    facts: &'a ModuleFacts<'a>,
+    ir: &CapabilityIr,
+    ir_digest: Digest,
+    policy: ReadinessPolicy,
+    package: Option<&'a v2::package::PackageContext<'a>>,
+) -> (ReadinessReport, Option<v2::package::PackageOutcome>) {
+    let rules = ModuleRules::with_package(parsed, facts, ir, policy, package);
     let mut assessments: Vec<_> = ir
         .capabilities
         .iter()
@@ -86,13 +99,14 @@ pub fn assess_policy<'a>(
         .collect();
     assessments.extend(assemble::rejected(ir));
     assessments.sort_by(|a, b| a.capability_id.cmp(&b.capability_id));
-    ReadinessReport {
+    let report = ReadinessReport {
         assessments,
         ir_digest,
         policy_version: policy.schema(),
         source: ir.source.clone(),
         structured_types: rules.structured_types(),
-    }
+    };
+    (report, rules.package_outcome)
 }
 
 /// What is decided once per module.
@@ -107,6 +121,10 @@ pub struct ModuleRules<'a> {
     pub shared: Vec<Finding>,
     /// v2: import statements that never run or whose failure is handled (no READY-015).
     excused_imports: HashSet<ruff_text_size::TextRange>,
+    /// v2 inside a package directory: the module's view of its package.
+    package: Option<v2::package::ModulePackage<'a>>,
+    /// v2 inside a package directory: what importers of this module need to know.
+    pub package_outcome: Option<v2::package::PackageOutcome>,
 }
 
 impl<'a> ModuleRules<'a> {
@@ -122,6 +140,22 @@ impl<'a> ModuleRules<'a> {
         ir: &'a CapabilityIr,
         policy: ReadinessPolicy,
     ) -> Self {
+        Self::with_package(parsed, facts, ir, policy, None)
+    }
+
+    /// [`Self::with_policy`]; under v2 with a package context, READY-015 of local imports
+    /// and of declared third-party imports is decided by [`v2::package`].
+    pub fn with_package(
+        parsed: &'a ParsedModule,
+        facts: &'a ModuleFacts<'a>,
+        ir: &'a CapabilityIr,
+        policy: ReadinessPolicy,
+        package: Option<&'a v2::package::PackageContext<'a>>,
+    ) -> Self {
+        let package = match (policy, package) {
+            (ReadinessPolicy::V2, Some(ctx)) => Some(v2::package::ModulePackage::new(ctx, parsed)),
+            _ => None,
+        };
         let typed_dicts = typeddict::prove_all(parsed, facts);
         let namespace = bindings::namespace_findings(parsed, facts);
         let exempt = exempt_statements(facts, ir, &typed_dicts);
@@ -135,10 +169,12 @@ impl<'a> ModuleRules<'a> {
         };
         let mut risky = init::risky_statements(&init);
         let mut excused_imports = HashSet::new();
+        let mut exports = v2::package::Exports::new();
         if policy == ReadinessPolicy::V2 {
-            let proved = v2::prove(&init, &risky);
+            let proved = v2::prove(&init, &risky, package.as_ref());
             risky = proved.risky;
             excused_imports = proved.excused_imports;
+            exports = proved.exports;
         }
         let mut shared: Vec<Finding> = risky
             .into_iter()
@@ -148,11 +184,30 @@ impl<'a> ModuleRules<'a> {
             })
             .collect();
         shared.extend(namespace);
-        shared.extend(
-            dependency_findings(parsed, facts, Scope::Module)
-                .into_iter()
-                .filter(|f| !is_excused(f, &excused_imports)),
-        );
+        let dependencies = dependency_findings(parsed, facts, Scope::Module)
+            .into_iter()
+            .filter(|f| !is_excused(f, &excused_imports));
+        shared.extend(package_findings(dependencies, package.as_ref()));
+        let package_outcome = package.as_ref().map(|package| {
+            let own_proved = !shared.iter().any(|f| {
+                matches!(
+                    f.code,
+                    ReasonCode::R004 | ReasonCode::R014 | ReasonCode::R015
+                )
+            });
+            for parent in package.unproved_parents() {
+                let evidence = Evidence::ParentPackage { package: parent };
+                shared.push(Finding::new(ReasonCode::R004, 1, evidence));
+            }
+            v2::package::PackageOutcome {
+                own_proved,
+                exports: if own_proved {
+                    exports
+                } else {
+                    Default::default()
+                },
+            }
+        });
         ModuleRules {
             parsed,
             facts,
@@ -160,6 +215,8 @@ impl<'a> ModuleRules<'a> {
             typed_dicts,
             shared,
             excused_imports,
+            package,
+            package_outcome,
         }
     }
 
@@ -196,11 +253,12 @@ impl<'a> ModuleRules<'a> {
         let Some((id, _, def)) = def else {
             return findings;
         };
-        findings.extend(
+        findings.extend(package_findings(
             dependency_findings(self.parsed, facts, Scope::Function(id))
                 .into_iter()
                 .filter(|f| !is_excused(f, &self.excused_imports)),
-        );
+            self.package.as_ref(),
+        ));
         let ctx = outputs::context_at(facts, &self.typed_dicts, line);
         findings.extend(outputs::parameter_findings(&ctx, def, line));
         for overload in &cap.overloads {
@@ -237,6 +295,51 @@ impl<'a> ModuleRules<'a> {
 /// A READY-015 finding about an import v2 excused.
 fn is_excused(finding: &Finding, excused: &HashSet<ruff_text_size::TextRange>) -> bool {
     matches!(&finding.evidence, Evidence::Import { statement, .. } if excused.contains(statement))
+}
+
+/// v2 in a package: each READY-015 finding gets the package's verdict on its statement:
+/// dropped (local and proved), READY-020 (declared third-party), or kept with the reason.
+fn package_findings(
+    findings: impl Iterator<Item = Finding>,
+    package: Option<&v2::package::ModulePackage>,
+) -> Vec<Finding> {
+    use v2::package::Verdict;
+    let Some(package) = package else {
+        return findings.collect();
+    };
+    findings
+        .filter_map(|finding| {
+            let Evidence::Import {
+                statement,
+                range,
+                level,
+                ..
+            } = finding.evidence
+            else {
+                return Some(finding);
+            };
+            match package.verdict(statement) {
+                None => Some(finding),
+                Some(Verdict::Accept) => None,
+                Some(Verdict::Declared(distributions)) => {
+                    let evidence = Evidence::Declared {
+                        statement,
+                        distributions,
+                    };
+                    Some(Finding::new(ReasonCode::R020, finding.line, evidence))
+                }
+                Some(Verdict::Refuse(problem)) => {
+                    let evidence = Evidence::Import {
+                        range,
+                        statement,
+                        level,
+                        problem,
+                    };
+                    Some(Finding::new(finding.code, finding.line, evidence))
+                }
+            }
+        })
+        .collect()
 }
 
 /// READY-014 and READY-015 findings in `scope`.

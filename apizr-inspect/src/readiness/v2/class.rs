@@ -94,6 +94,7 @@ impl Prover<'_> {
             imported_modules: self.imported_modules.clone(),
             excused_imports: Default::default(),
             module: self.module,
+            package: self.package,
         }
     }
 

@@ -102,6 +102,15 @@ impl Env {
         }
     }
 
+    /// Every name bound on every path, with its meaning (a module's exports at its end).
+    pub fn definite(&self) -> std::collections::HashMap<String, Meaning> {
+        self.names
+            .iter()
+            .filter(|(_, m)| !matches!(m, Meaning::Maybe | Meaning::TypeOnly))
+            .map(|(n, m)| (n.clone(), m.clone()))
+            .collect()
+    }
+
     /// Names bound here but not in `before`, or bound to something else.
     pub fn changed_since<'e>(&'e self, before: &'e Env) -> impl Iterator<Item = &'e str> + 'e {
         self.names

@@ -32,6 +32,7 @@ pub mod decorators;
 pub mod env;
 pub mod expr;
 pub mod known;
+pub mod package;
 pub mod regex;
 pub mod stmt;
 
@@ -119,6 +120,8 @@ pub struct V2Statements {
     pub risky: Vec<(StmtId, Risk)>,
     /// Import statements (their ranges) that never run or whose failure is handled.
     pub excused_imports: HashSet<TextRange>,
+    /// The names bound on every path at the end of the top level, and their meanings.
+    pub exports: package::Exports,
 }
 
 /// The state of the walk over the top level.
@@ -131,10 +134,16 @@ pub struct Prover<'p> {
     pub excused_imports: HashSet<TextRange>,
     /// The module's own name (a relative import of it is not stdlib).
     pub module: &'p str,
+    /// Inside a package directory: what the module's local imports bind.
+    pub package: Option<&'p package::ModulePackage<'p>>,
 }
 
 /// Prove the direct statements of the module; `v1` are the statements v1 counts.
-pub fn prove(ctx: &InitContext, v1: &[(StmtId, Risk)]) -> V2Statements {
+pub fn prove<'p>(
+    ctx: &'p InitContext,
+    v1: &[(StmtId, Risk)],
+    package: Option<&'p package::ModulePackage<'p>>,
+) -> V2Statements {
     let v1: HashMap<StmtId, Risk> = v1.iter().copied().collect();
     let mut prover = Prover {
         env: Env::default(),
@@ -142,6 +151,7 @@ pub fn prove(ctx: &InitContext, v1: &[(StmtId, Risk)]) -> V2Statements {
         imported_modules: HashSet::new(),
         excused_imports: HashSet::new(),
         module: &ctx.parsed.module,
+        package,
     };
     let mut risky = Vec::new();
     for (id, statement) in ctx.facts.statements().filter(|(_, s)| s.is_direct()) {
@@ -173,5 +183,6 @@ pub fn prove(ctx: &InitContext, v1: &[(StmtId, Risk)]) -> V2Statements {
     V2Statements {
         risky,
         excused_imports: prover.excused_imports,
+        exports: prover.env.definite(),
     }
 }

@@ -124,15 +124,17 @@ impl Prover<'_> {
                 continue;
             }
             let bound = alias.asname.as_ref().map_or(name, |a| a.as_str());
-            let meaning = match module {
-                Some(module) if stdlib => {
+            let local = self.package.and_then(|p| p.meaning(alias.range()));
+            let meaning = match (local, module) {
+                (Some(local), _) => local,
+                (None, Some(module)) if stdlib => {
                     let qualified = format!("{module}.{name}");
                     match known::constant(&qualified) {
                         Some(kind) => Meaning::Value(kind),
                         None => Meaning::Qualified(qualified),
                     }
                 }
-                _ => Meaning::Unknown,
+                (None, _) => Meaning::Unknown,
             };
             self.env.bind(bound, meaning);
         }

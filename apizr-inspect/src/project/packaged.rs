@@ -1,0 +1,321 @@
+//! Readiness v2 over a directory: modules are assessed with what their local imports run
+//! ([`crate::readiness::v2::package`] states the rule and why it is sound).
+//!
+//! 1. The import graph: every module's resolved imports ([`PackageIndex`]); an import-time
+//!    import of local module `T` is an edge to `T` and to each parent package of `T` (they
+//!    run first) except the importer's own ancestors (they started before it). Its strongly
+//!    connected components say which imports may meet a half-initialised module.
+//! 2. First pass, in dependency order (a module after the modules it reads names from, which
+//!    is acyclic because such reads inside a component are refused): each module is assessed
+//!    with the exports of those before it; the pass yields whether each top level is
+//!    own-proved and what it exports.
+//! 3. `closure_safe`: the modules whose import-time closure (parents included) is own-proved.
+//! 4. Second pass: the final report of every module whose verdict depends on other modules
+//!    (it has a parent package or local or third-party imports); the others keep the first.
+//!
+//! Both passes run each level in parallel; the order of entries is the walk's.
+
+use std::collections::{BTreeSet, HashMap, HashSet};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use rayon::prelude::*;
+
+use super::walk::Found;
+use super::{ModuleEntry, Progress};
+use crate::package::{ImportTarget, ImportTime, PackageIndex, ResolvedImport};
+use crate::readiness::v2::package::{
+    Exports, PackageContext, PackageOutcome, local_target, reads_name,
+};
+
+type Inspect<'f> =
+    dyn Fn(&Found, Option<&PackageContext>) -> (ModuleEntry, Option<PackageOutcome>) + Sync + 'f;
+
+/// Every entry of `found` (sorted by path), assessed package-aware.
+pub(super) fn inspect_all(
+    index: &PackageIndex,
+    declared: &BTreeSet<String>,
+    found: Vec<Found>,
+    progress: &(dyn Fn(Progress) + Sync),
+    inspect: &Inspect,
+) -> Vec<ModuleEntry> {
+    let total = found.len();
+    let done = AtomicUsize::new(0);
+    let finish = |entry: ModuleEntry| {
+        let finished = done.fetch_add(1, Ordering::Relaxed) + 1;
+        progress(Progress {
+            done: finished,
+            total,
+        });
+        entry
+    };
+    // Which entries are the index's modules (a shadowed `a.py` next to `a/__init__.py`, a
+    // notebook, an unimportable name are not: they are assessed without the package).
+    let module_of: Vec<Option<String>> = found
+        .iter()
+        .map(|f| {
+            index
+                .module_of(std::path::Path::new(&f.rel))
+                .map(str::to_string)
+        })
+        .collect();
+    let names: Vec<&str> = index.modules().collect();
+    let imports: HashMap<&str, Vec<ResolvedImport>> = names
+        .par_iter()
+        .filter_map(|m| index.imports_of(m).ok().map(|i| (*m, i)))
+        .collect();
+    let graph = Graph::new(index, &names, &imports);
+    let by_module: HashMap<&str, usize> = module_of
+        .iter()
+        .enumerate()
+        .filter_map(|(i, m)| m.as_deref().map(|m| (m, i)))
+        .collect();
+
+    // First pass, level by level.
+    let mut exports: HashMap<String, Exports> = HashMap::new();
+    let mut own_proved: HashSet<String> = HashSet::new();
+    let mut first: Vec<Option<ModuleEntry>> = vec![None; found.len()];
+    for level in graph.levels(&names) {
+        let ctx = PackageContext {
+            index,
+            component: &graph.component,
+            exports: std::mem::take(&mut exports),
+            closure_safe: None,
+            declared,
+        };
+        let results: Vec<(usize, ModuleEntry, Option<PackageOutcome>)> = level
+            .par_iter()
+            .filter_map(|m| by_module.get(m).copied())
+            .map(|i| {
+                let (entry, outcome) = inspect(&found[i], Some(&ctx));
+                (i, entry, outcome)
+            })
+            .collect();
+        exports = ctx.exports;
+        for (i, entry, outcome) in results {
+            if let (Some(module), Some(outcome)) = (&module_of[i], outcome)
+                && outcome.own_proved
+            {
+                own_proved.insert(module.clone());
+                exports.insert(module.clone(), outcome.exports);
+            }
+            first[i] = Some(entry);
+        }
+    }
+
+    let closure_safe: HashSet<String> = names
+        .iter()
+        .filter(|m| {
+            graph
+                .closure(index, m)
+                .iter()
+                .all(|n| own_proved.contains(*n))
+        })
+        .map(|m| m.to_string())
+        .collect();
+    let ctx = PackageContext {
+        index,
+        component: &graph.component,
+        exports,
+        closure_safe: Some(closure_safe),
+        declared,
+    };
+    let depends = |module: &str| {
+        index.with_parents(module).len() > 1
+            || imports.get(module).is_some_and(|imports| {
+                imports
+                    .iter()
+                    .any(|i| !matches!(i.target, ImportTarget::Unresolvable(_)))
+            })
+    };
+    found
+        .par_iter()
+        .zip(first.into_par_iter())
+        .zip(module_of.par_iter())
+        .map(|((found, first), module)| {
+            let entry = match (module, first) {
+                (Some(module), Some(first)) if !depends(module) => first,
+                (Some(_), _) => inspect(found, Some(&ctx)).0,
+                (None, _) => inspect(found, None).0,
+            };
+            finish(entry)
+        })
+        .collect()
+}
+
+/// The import-time graph of the index.
+struct Graph<'a> {
+    /// Edges: the local modules an import-time import runs (targets and their parents).
+    runs: HashMap<&'a str, BTreeSet<&'a str>>,
+    /// Edges: the modules of other components whose names an import-time import reads.
+    reads: HashMap<&'a str, BTreeSet<&'a str>>,
+    component: HashMap<String, usize>,
+}
+
+impl<'a> Graph<'a> {
+    fn new(
+        index: &'a PackageIndex,
+        names: &[&'a str],
+        imports: &'a HashMap<&'a str, Vec<ResolvedImport>>,
+    ) -> Self {
+        let mut runs: HashMap<&str, BTreeSet<&str>> = HashMap::new();
+        for module in names {
+            let edges = runs.entry(*module).or_default();
+            for import in imports.get(module).into_iter().flatten() {
+                if import.time != ImportTime::Import {
+                    continue;
+                }
+                // An ancestor of `module` has started before `module` did, so the import
+                // cannot start it again: no edge (else every `__init__` importing its
+                // submodules would form a cycle with them).
+                if let Some(target) = local_target(import) {
+                    edges.extend(
+                        index
+                            .with_parents(target)
+                            .into_iter()
+                            .filter(|p| !is_ancestor_or_self(p, module)),
+                    );
+                }
+            }
+        }
+        let component = components(names, &runs);
+        let mut reads: HashMap<&str, BTreeSet<&str>> = HashMap::new();
+        for module in names {
+            let edges = reads.entry(*module).or_default();
+            for import in imports.get(module).into_iter().flatten() {
+                let Some(target) = local_target(import) else {
+                    continue;
+                };
+                if import.time == ImportTime::Import
+                    && reads_name(import, target)
+                    && component.get(*module) != component.get(target)
+                    && let Some(target) = names.iter().find(|n| **n == target)
+                {
+                    edges.insert(target);
+                }
+            }
+        }
+        Graph {
+            runs,
+            reads,
+            component,
+        }
+    }
+
+    /// The modules in dependency order of `reads`, grouped in levels that can run in
+    /// parallel.
+    fn levels(&self, names: &[&'a str]) -> Vec<Vec<&'a str>> {
+        let mut waiting: HashMap<&str, usize> =
+            names.iter().map(|m| (*m, self.reads[m].len())).collect();
+        let mut dependents: HashMap<&str, Vec<&str>> = HashMap::new();
+        for (module, targets) in &self.reads {
+            for target in targets {
+                dependents.entry(*target).or_default().push(*module);
+            }
+        }
+        let mut level: Vec<&str> = names.iter().copied().filter(|m| waiting[m] == 0).collect();
+        let mut levels = Vec::new();
+        while !level.is_empty() {
+            let mut next = Vec::new();
+            for module in &level {
+                for dependent in dependents.get(module).into_iter().flatten() {
+                    if let Some(count) = waiting.get_mut(dependent) {
+                        *count -= 1;
+                        if *count == 0 {
+                            next.push(*dependent);
+                        }
+                    }
+                }
+            }
+            next.sort_unstable();
+            levels.push(std::mem::replace(&mut level, next));
+        }
+        levels
+    }
+
+    /// `module`, its parents and everything their import-time imports run.
+    fn closure(&self, index: &'a PackageIndex, module: &'a str) -> BTreeSet<&'a str> {
+        let mut seen: BTreeSet<&str> = BTreeSet::new();
+        let mut stack: Vec<&str> = index.with_parents(module);
+        while let Some(next) = stack.pop() {
+            if seen.insert(next) {
+                stack.extend(self.runs.get(next).into_iter().flatten());
+            }
+        }
+        seen
+    }
+}
+
+/// Strongly connected components (Tarjan's algorithm, iterative so a deep import chain cannot
+/// exhaust the stack): module → component number.
+fn components<'a>(
+    names: &[&'a str],
+    edges: &HashMap<&'a str, BTreeSet<&'a str>>,
+) -> HashMap<String, usize> {
+    let mut index_of: HashMap<&str, usize> = HashMap::new();
+    let mut low: HashMap<&str, usize> = HashMap::new();
+    let mut on_stack: HashSet<&str> = HashSet::new();
+    let mut stack: Vec<&str> = Vec::new();
+    let mut out: HashMap<String, usize> = HashMap::new();
+    let mut counter = 0;
+    let mut component = 0;
+    let successors = |m: &str| -> Vec<&'a str> {
+        edges
+            .get(m)
+            .map(|e| e.iter().copied().collect())
+            .unwrap_or_default()
+    };
+    for root in names {
+        if index_of.contains_key(root) {
+            continue;
+        }
+        // Frames: (module, its successors, next successor to visit).
+        let mut frames: Vec<(&str, Vec<&str>, usize)> = vec![(root, successors(root), 0)];
+        index_of.insert(root, counter);
+        low.insert(root, counter);
+        counter += 1;
+        stack.push(root);
+        on_stack.insert(root);
+        while let Some((module, succ, next)) = frames.last_mut() {
+            let module = *module;
+            if let Some(target) = succ.get(*next).copied() {
+                *next += 1;
+                if !index_of.contains_key(target) {
+                    index_of.insert(target, counter);
+                    low.insert(target, counter);
+                    counter += 1;
+                    stack.push(target);
+                    on_stack.insert(target);
+                    frames.push((target, successors(target), 0));
+                } else if on_stack.contains(target) {
+                    let lowest = low[module].min(index_of[target]);
+                    low.insert(module, lowest);
+                }
+                continue;
+            }
+            frames.pop();
+            if let Some((parent, _, _)) = frames.last() {
+                let lowest = low[parent].min(low[module]);
+                low.insert(parent, lowest);
+            }
+            if low[module] == index_of[module] {
+                while let Some(member) = stack.pop() {
+                    on_stack.remove(member);
+                    out.insert(member.to_string(), component);
+                    if member == module {
+                        break;
+                    }
+                }
+                component += 1;
+            }
+        }
+    }
+    out
+}
+
+/// `package` is `module` or one of its parent packages.
+fn is_ancestor_or_self(package: &str, module: &str) -> bool {
+    module == package
+        || module
+            .strip_prefix(package)
+            .is_some_and(|rest| rest.starts_with('.'))
+}

@@ -1,0 +1,253 @@
+//! Readiness v2 inside a package directory: imports that resolve to the package's own modules
+//! are followed instead of counted against every function (READY-015).
+//!
+//! The rule, and why it is sound. Importing module `M` runs the top level of every module in
+//! its import-time closure ([`crate::package::PackageIndex::closure`]: the modules its imports
+//! name, their parent packages' `__init__`, transitively). So an import of a local module `T`
+//! is harmless when every module of `T`'s closure has a top level v2 proves harmless
+//! ("own-proved": no READY-004/014/015 of its own) — `closure_safe` below. Names read from `T`
+//! (`from T import Base`) mean what `T` bound them to at the end of its top level (its
+//! [`Exports`]), so a class proved in `T` is a known base class in `M`.
+//!
+//! Cycles: while `M` runs, the modules on the import stack are half-initialised. Every one of
+//! them reaches `M` in the import graph (each is running the import that led to `M`; an
+//! import of `T` is an edge to `T` and to `T`'s parent packages, except the importer's own
+//! ancestors, which started before it and cannot be started again), so they are in `M`'s
+//! strongly connected component. Reading a *name* from a module of the same
+//! component may therefore raise `ImportError` (the name may not be bound yet): such an import
+//! is refused ([`ImportProblem::Cycle`]). Importing a submodule (`from . import util`,
+//! `import pkg.util`) reads no name and is fine. A module of another component is either
+//! finished or runs to completion during the import.
+//!
+//! An absolute import whose first component is a standard-library name (`import json`) stays
+//! the standard library's even when the directory holds a module of that name (inspecting the
+//! stdlib itself): the worker's interpreter has its own stdlib.
+//!
+//! Third-party imports are accepted only for distributions the project declares
+//! ([`crate::package::declared_dependencies`]); the assessment then carries READY-020, never silently.
+
+use std::collections::{BTreeSet, HashMap, HashSet};
+
+use ruff_text_size::TextRange;
+
+use super::env::Meaning;
+use crate::package::{ImportTarget, ImportTime, PackageIndex, ResolvedImport};
+use crate::readiness::imports::ImportProblem;
+use crate::readiness::stdlib::is_stdlib;
+
+/// What a proved module binds at the end of its top level (names bound on every path).
+pub type Exports = HashMap<String, Meaning>;
+
+/// What readiness v2 knows about the other modules of the inspected directory.
+#[derive(Debug)]
+pub struct PackageContext<'i> {
+    pub index: &'i PackageIndex,
+    /// The strongly connected component of each module in the import-time graph.
+    pub component: &'i HashMap<String, usize>,
+    /// The exports of every own-proved module assessed so far.
+    pub exports: HashMap<String, Exports>,
+    /// Modules whose import runs only own-proved top levels. `None` while they are not all
+    /// known yet (the first pass, which only computes own-proofs and exports).
+    pub closure_safe: Option<HashSet<String>>,
+    /// Normalised names of the distributions the project declares.
+    pub declared: &'i BTreeSet<String>,
+}
+
+/// The package-aware verdict on one import statement.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Verdict {
+    /// Harmless: every module or name it imports is local and proved, or standard library.
+    Accept,
+    /// Harmless if the bundle installs these declared third-party distributions (READY-020).
+    Declared(Vec<String>),
+    /// Not proved, and why.
+    Refuse(ImportProblem),
+}
+
+/// What v2 learned about one module inside a package (for the modules that import it).
+#[derive(Debug, Clone, Default)]
+pub struct PackageOutcome {
+    /// No READY-004/014/015 of its own at module level.
+    pub own_proved: bool,
+    /// Its exports when own-proved.
+    pub exports: Exports,
+}
+
+/// One module's view of its package: the context and the module's own resolved imports.
+#[derive(Debug)]
+pub struct ModulePackage<'c> {
+    pub ctx: &'c PackageContext<'c>,
+    pub module: &'c str,
+    imports: Vec<ResolvedImport>,
+}
+
+impl<'c> ModulePackage<'c> {
+    pub fn new(ctx: &'c PackageContext<'c>, parsed: &'c crate::ParsedModule) -> Self {
+        ModulePackage {
+            ctx,
+            module: &parsed.module,
+            imports: ctx.index.imports_in(parsed),
+        }
+    }
+
+    fn local<'r>(&self, import: &'r ResolvedImport) -> Option<&'r str> {
+        local_target(import)
+    }
+
+    fn reads_name(import: &ResolvedImport, target: &str) -> bool {
+        reads_name(import, target)
+    }
+
+    fn same_component(&self, target: &str) -> bool {
+        let component = |m: &str| self.ctx.component.get(m).copied();
+        component(self.module).is_some() && component(self.module) == component(target)
+    }
+
+    /// What the name a `from` import binds (the alias at `alias`) means, when the import is
+    /// local; `None` when it is not (the caller's usual rules apply).
+    pub fn meaning(&self, alias: TextRange) -> Option<Meaning> {
+        let import = self.imports.iter().find(|i| i.range == alias)?;
+        let target = self.local(import)?;
+        if !Self::reads_name(import, target) {
+            return Some(Meaning::Module(target.to_string()));
+        }
+        if import.time == ImportTime::Import && self.same_component(target) {
+            return Some(Meaning::Unknown);
+        }
+        let name = import.name.as_deref().unwrap_or("");
+        Some(
+            self.ctx
+                .exports
+                .get(target)
+                .and_then(|exports| exports.get(name))
+                .cloned()
+                .unwrap_or(Meaning::Unknown),
+        )
+    }
+
+    /// The verdict on the import statement at `statement`; `None` when it is not one of the
+    /// module's (it is then v1's business).
+    pub fn verdict(&self, statement: TextRange) -> Option<Verdict> {
+        let mut declared = Vec::new();
+        let mut found = false;
+        for import in self.imports.iter().filter(|i| i.statement == statement) {
+            found = true;
+            match self.one(import) {
+                Verdict::Accept => {}
+                Verdict::Declared(names) => declared.extend(names),
+                refuse @ Verdict::Refuse(_) => return Some(refuse),
+            }
+        }
+        if !found {
+            return None;
+        }
+        declared.sort();
+        declared.dedup();
+        Some(if declared.is_empty() {
+            Verdict::Accept
+        } else {
+            Verdict::Declared(declared)
+        })
+    }
+
+    fn one(&self, import: &ResolvedImport) -> Verdict {
+        if import.time == ImportTime::TypeChecking {
+            return Verdict::Accept;
+        }
+        let star = import.name.as_deref() == Some("*");
+        match &import.target {
+            ImportTarget::Unresolvable(_) => Verdict::Refuse(ImportProblem::Unresolvable),
+            ImportTarget::External(top) if is_stdlib(top) => match star {
+                true => Verdict::Refuse(ImportProblem::Star),
+                false => Verdict::Accept,
+            },
+            ImportTarget::External(top) if self.ctx.declared.contains(&normalise(top)) => {
+                Verdict::Declared(vec![top.clone()])
+            }
+            ImportTarget::External(_) => Verdict::Refuse(ImportProblem::Undeclared),
+            ImportTarget::Local(_) => match self.local(import) {
+                None if star => Verdict::Refuse(ImportProblem::Star),
+                None => Verdict::Accept,
+                Some(target) => self.local_verdict(import, target),
+            },
+        }
+    }
+
+    fn local_verdict(&self, import: &ResolvedImport, target: &str) -> Verdict {
+        let reads = Self::reads_name(import, target);
+        if reads && import.time == ImportTime::Import && self.same_component(target) {
+            return Verdict::Refuse(ImportProblem::Cycle);
+        }
+        if let Some(safe) = &self.ctx.closure_safe
+            && !safe.contains(target)
+        {
+            return Verdict::Refuse(ImportProblem::LocalUnproved);
+        }
+        if !reads {
+            return Verdict::Accept;
+        }
+        let Some(exports) = self.ctx.exports.get(target) else {
+            return Verdict::Refuse(ImportProblem::LocalUnproved);
+        };
+        match import.name.as_deref() {
+            Some("*") | None => Verdict::Accept,
+            Some(name) if exports.contains_key(name) => Verdict::Accept,
+            Some(_) => Verdict::Refuse(ImportProblem::MissingName),
+        }
+    }
+
+    /// The packages above this module whose import is not proved harmless (importing
+    /// `pkg.mod` runs `pkg/__init__.py` first). Empty while closures are not known.
+    pub fn unproved_parents(&self) -> Vec<String> {
+        let Some(safe) = &self.ctx.closure_safe else {
+            return Vec::new();
+        };
+        self.ctx
+            .index
+            .with_parents(self.module)
+            .into_iter()
+            .filter(|p| *p != self.module && !safe.contains(*p))
+            .map(str::to_string)
+            .collect()
+    }
+}
+
+/// The local module an import runs, unless it is an absolute import of a stdlib name (which
+/// stays the worker's own stdlib).
+pub fn local_target(import: &ResolvedImport) -> Option<&str> {
+    match &import.target {
+        ImportTarget::Local(target) => {
+            let top = import.module.split('.').next().unwrap_or("");
+            (import.relative || !is_stdlib(top)).then_some(target.as_str())
+        }
+        _ => None,
+    }
+}
+
+/// The import reads a name (or, with `*`, every name) of `target`: not a submodule, not
+/// `import a.b`.
+pub fn reads_name(import: &ResolvedImport, target: &str) -> bool {
+    match &import.name {
+        Some(name) => target != format!("{}.{name}", import.module),
+        None => false,
+    }
+}
+
+/// A distribution or import name as pip compares them (PEP 503): lower case, runs of `-`, `_`
+/// and `.` as one `_`.
+pub fn normalise(name: &str) -> String {
+    let mut out = String::with_capacity(name.len());
+    let mut separator = false;
+    for c in name.chars() {
+        if matches!(c, '-' | '_' | '.') {
+            separator = true;
+            continue;
+        }
+        if separator && !out.is_empty() {
+            out.push('_');
+        }
+        separator = false;
+        out.extend(c.to_lowercase());
+    }
+    out
+}

@@ -1,0 +1,5 @@
+import requests
+
+
+def fetch(url: str) -> str:
+    return requests.get(url).text

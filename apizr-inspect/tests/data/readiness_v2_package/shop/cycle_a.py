@@ -1,0 +1,7 @@
+from .cycle_b import B
+
+A = 1
+
+
+def a(x: int) -> int:
+    return x + A + B

@@ -1,0 +1,5 @@
+from .base import NOPE
+
+
+def m(x: int) -> int:
+    return x + NOPE

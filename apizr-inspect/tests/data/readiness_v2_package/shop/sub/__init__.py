@@ -1,0 +1,3 @@
+import os
+
+os.environ["SHOP_SUB"] = "1"

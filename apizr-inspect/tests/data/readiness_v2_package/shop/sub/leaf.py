@@ -1,0 +1,2 @@
+def leaf(x: int) -> int:
+    return x

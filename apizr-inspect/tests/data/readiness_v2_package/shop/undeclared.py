@@ -1,0 +1,5 @@
+import yaml
+
+
+def load(text: str) -> str:
+    return str(yaml.safe_load(text))

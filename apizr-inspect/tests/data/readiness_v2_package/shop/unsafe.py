@@ -1,0 +1,7 @@
+import os
+
+os.environ["SHOP_MODE"] = "1"
+
+
+def mode(x: int) -> int:
+    return x

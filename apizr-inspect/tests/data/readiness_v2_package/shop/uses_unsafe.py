@@ -1,0 +1,5 @@
+from .unsafe import mode
+
+
+def double(x: int) -> int:
+    return mode(x) * 2

@@ -1,0 +1,167 @@
+//! Readiness v2 over a package directory (`tests/data/readiness_v2_package`): imports of the
+//! package's own modules are followed. A function is ready when every module its import runs
+//! (its parent packages' `__init__` included) has a proved top level; a class proved in a
+//! sibling module is a known base class; a declared third-party import is ready, explicitly,
+//! with READY-020; each refusal names its cause (an unproved module, an import cycle, a
+//! missing name, an unproved parent package). v1 over the same tree is unchanged.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use apizr_inspect::InspectOptions;
+use apizr_inspect::project::{ProjectOptions, inspect_dir};
+use apizr_ir::ReadinessPolicy;
+
+const DIR: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/tests/data/readiness_v2_package"
+);
+
+/// Per function: (state, can_generate_interface, execution reason codes, fixes of its reasons).
+type Verdicts = BTreeMap<String, (String, bool, Vec<String>, Vec<String>)>;
+
+fn verdicts(policy: ReadinessPolicy) -> Verdicts {
+    let options = ProjectOptions {
+        inspect: InspectOptions {
+            explain: true,
+            readiness: policy,
+            ..InspectOptions::default()
+        },
+        threads: Some(2),
+        keep_envelopes: true,
+    };
+    let project = inspect_dir(Path::new(DIR), &options).unwrap();
+    let mut out = Verdicts::new();
+    for entry in &project.modules {
+        let report = entry
+            .result
+            .as_ref()
+            .unwrap_or_else(|e| panic!("{}: {e:?}", entry.path));
+        let envelope: serde_json::Value = serde_json::from_slice(&report.envelope).unwrap();
+        let explanation = report.explanation.as_ref().unwrap();
+        for assessment in envelope["readiness"]["assessments"].as_array().unwrap() {
+            let id = assessment["capability_id"].as_str().unwrap().to_string();
+            let codes = assessment["dimensions"]["execution"]["reasons"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|r| {
+                    r["code"]
+                        .as_str()
+                        .unwrap()
+                        .trim_start_matches("APIZR-READY-")
+                        .to_string()
+                })
+                .collect();
+            let explained = explanation
+                .capabilities
+                .iter()
+                .find(|c| c.capability_id == id)
+                .unwrap();
+            let mut fixes: Vec<String> = explained.reasons.iter().map(|r| r.fix.clone()).collect();
+            if explained.module_reasons {
+                fixes.extend(explanation.module_reasons.iter().map(|r| r.fix.clone()));
+            }
+            out.insert(
+                id,
+                (
+                    assessment["state"].as_str().unwrap().to_string(),
+                    assessment["can_generate_interface"].as_bool().unwrap(),
+                    codes,
+                    fixes,
+                ),
+            );
+        }
+    }
+    out
+}
+
+fn verdict<'v>(v: &'v Verdicts, function: &str) -> &'v (String, bool, Vec<String>, Vec<String>) {
+    v.get(&format!("python:{function}"))
+        .unwrap_or_else(|| panic!("no assessment of {function}: {:?}", v.keys()))
+}
+
+fn has_fix(v: &Verdicts, function: &str, needle: &str) -> bool {
+    verdict(v, function).3.iter().any(|f| f.contains(needle))
+}
+
+#[test]
+fn local_imports_of_proved_modules_make_functions_ready() {
+    let v2 = verdicts(ReadinessPolicy::V2);
+    for function in [
+        "shop.base:kinds",
+        // `Item(Base)`: a dataclass whose base class is proved in `shop.base`.
+        "shop.models:describe",
+        // `from shop.models import Item` and `from . import base`; `shop/__init__` runs first.
+        "shop.pricing:total",
+        // A call-time import of a proved module.
+        "shop.lazy:fine",
+    ] {
+        let (state, ready, codes, _) = verdict(&v2, function);
+        assert!(
+            *ready && state == "ready" && codes.is_empty(),
+            "{function}: {state} {codes:?}"
+        );
+    }
+    let v1 = verdicts(ReadinessPolicy::V1);
+    for function in [
+        "shop.models:describe",
+        "shop.pricing:total",
+        "shop.base:kinds",
+    ] {
+        assert!(!verdict(&v1, function).1, "v1 refuses {function}");
+    }
+}
+
+#[test]
+fn declared_third_party_imports_are_ready_with_ready_020_and_undeclared_ones_are_not() {
+    let v2 = verdicts(ReadinessPolicy::V2);
+    let (state, ready, codes, _) = verdict(&v2, "shop.client:fetch");
+    assert_eq!((state.as_str(), *ready), ("ready", true));
+    assert_eq!(
+        codes,
+        &["020"],
+        "ready, explicitly with declared dependencies"
+    );
+    assert!(has_fix(
+        &v2,
+        "shop.client:fetch",
+        "`requests` is declared by the project"
+    ));
+    let (_, ready, codes, _) = verdict(&v2, "shop.undeclared:load");
+    assert!(!*ready && codes.contains(&"015".to_string()), "{codes:?}");
+    assert!(has_fix(&v2, "shop.undeclared:load", "nor declared by the project"));
+}
+
+#[test]
+fn each_refusal_names_its_cause() {
+    let v2 = verdicts(ReadinessPolicy::V2);
+    let refused = |function: &str, code: &str, needle: &str| {
+        let (_, ready, codes, fixes) = verdict(&v2, function);
+        assert!(!*ready, "{function} must not be ready");
+        assert!(codes.contains(&code.to_string()), "{function}: {codes:?}");
+        assert!(has_fix(&v2, function, needle), "{function}: {fixes:#?}");
+    };
+    refused("shop.unsafe:mode", "004", "");
+    refused(
+        "shop.uses_unsafe:double",
+        "015",
+        "readiness v2 does not prove harmless",
+    );
+    refused(
+        "shop.lazy:later",
+        "015",
+        "readiness v2 does not prove harmless",
+    );
+    refused("shop.cycle_a:a", "015", "same import cycle");
+    refused("shop.cycle_b:b", "015", "same import cycle");
+    refused("shop.missing:m", "015", "does not bind on every path");
+    refused(
+        "shop.sub.leaf:leaf",
+        "004",
+        "make the top level of package `shop.sub`",
+    );
+}
+
