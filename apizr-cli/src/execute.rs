@@ -95,6 +95,9 @@ pub struct ExecuteArgs {
     /// including calls refused before a worker starts. Default: `$APIZR_AUDIT_FILE` when set.
     #[arg(long, value_name = "FILE")]
     pub audit: Option<PathBuf>,
+    /// Readiness policy deciding whether the capability is ready: v1 (the reference's) or v2
+    #[arg(long, value_enum, default_value_t = crate::cli::Readiness::V1)]
+    pub readiness: crate::cli::Readiness,
 }
 
 /// Why the call ended before (or instead of) running.
@@ -284,10 +287,13 @@ fn execute(
             .map_err(|e| invalid(Stage::Source, e))?,
     };
     let selection = [args.capability.clone()];
+    let options = InspectOptions {
+        readiness: args.readiness.policy(),
+        ..InspectOptions::default()
+    };
     let (outcome, planned) = on_inspect_stack(|| {
-        let (outcome, parsed) =
-            apizr_inspect::inspect_bytes_parsed(&bytes, kind, &module, InspectOptions::default())
-                .map_err(|e| invalid(Stage::Inspect, e))?;
+        let (outcome, parsed) = apizr_inspect::inspect_bytes_parsed(&bytes, kind, &module, options)
+            .map_err(|e| invalid(Stage::Inspect, e))?;
         let planned = interface::plan_interfaces(&parsed, &outcome.inspection, Some(&selection));
         Ok::<_, Failure>((outcome, planned))
     })

@@ -54,6 +54,9 @@ pub struct GenerateArgs {
     /// readiness reasons are recorded in the manifest (the reference refuses them)
     #[arg(long)]
     pub allow_conditional: bool,
+    /// Readiness policy deciding which capabilities are ready: v1 (the reference's) or v2
+    #[arg(long, value_enum, default_value_t = crate::cli::Readiness::V1)]
+    pub readiness: crate::cli::Readiness,
     /// Do not resolve a `Cargo.lock` for the project (by default cargo resolves one offline,
     /// preferring the versions of the apizr checkout)
     #[arg(long)]
@@ -110,6 +113,7 @@ fn generate(transport: Transport, args: &GenerateArgs) -> Result<String, Generat
             RuntimeDependency::Checkout(dir.to_string_lossy().into_owned())
         }),
         allow_conditional: args.allow_conditional,
+        readiness: args.readiness.policy(),
         autoscaling: if args.scale_to_zero {
             Autoscaling::ScaleToZero
         } else {

@@ -69,6 +69,9 @@ pub struct ServeArgs {
     /// printed at start). `unsupported` and `ambiguous` ones are still refused
     #[arg(long, requires = "select", conflicts_with = "bundle")]
     pub allow_conditional: bool,
+    /// Readiness policy for a source file: v1 (the reference's) or v2
+    #[arg(long, value_enum, default_value_t = crate::cli::Readiness::V1, conflicts_with = "bundle")]
+    pub readiness: crate::cli::Readiness,
     /// Execution policy: `apizr.execution/v1` (one fresh sandboxed worker per call) or
     /// `apizr.execution/v2` (one fresh container per call; needs --runtime-image/-platform)
     #[arg(long, value_name = "FILE")]
@@ -124,10 +127,14 @@ pub fn build_spec(args: &ServeArgs) -> anyhow::Result<ServeSpec> {
         .as_deref()
         .map(interface::parse_selection)
         .transpose()?;
+    let options = InspectOptions {
+        readiness: args.readiness.policy(),
+        ..InspectOptions::default()
+    };
     // Inspection and planning recurse over the syntax tree: run them on a large stack.
     let (outcome, contracts, conditional) = on_inspect_stack(|| {
         let (outcome, parsed) =
-            apizr_inspect::inspect_bytes_parsed(&bytes, kind, &module, InspectOptions::default())?;
+            apizr_inspect::inspect_bytes_parsed(&bytes, kind, &module, options)?;
         let planned = match (&selection, args.allow_conditional) {
             // The same rule as `generate --allow-conditional` (one implementation).
             (Some(selection), true) => {

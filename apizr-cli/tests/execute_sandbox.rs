@@ -281,3 +281,147 @@ fn a_non_root_caller_gets_the_same_sandbox() {
         let _ = std::fs::remove_dir_all(&dir);
     }
 }
+
+/// Readiness v2's proof obligation (issue 15): every function v2 calls ready in the fixture
+/// corpus (`apizr-inspect/tests/data/readiness_v2/*.safe.py`, whose top levels v1 refuses)
+/// imports cleanly in the strict sandbox (no network, no subprocess, read-only filesystem)
+/// and one call with arguments generated from its request schema runs to a status other
+/// than `worker_failed`/`binding_failed`; `probe(x)` returns `x`.
+#[test]
+fn v2_ready_functions_import_and_run_in_the_strict_sandbox() {
+    let corpus = apizr_test_support::workspace_root().join("apizr-inspect/tests/data/readiness_v2");
+    let mut fixtures: Vec<PathBuf> = std::fs::read_dir(&corpus)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.to_string_lossy().ends_with(".safe.py"))
+        .collect();
+    fixtures.sort();
+    assert!(fixtures.len() >= 10, "{fixtures:?}");
+    let mut calls = 0;
+    for fixture in &fixtures {
+        let source = std::fs::read_to_string(fixture).unwrap();
+        let ready = v2_ready(&source);
+        assert!(
+            ready.iter().any(|(name, _)| name == "probe"),
+            "{}: probe is ready under v2",
+            fixture.display()
+        );
+        for (name, arguments) in ready {
+            let dir = work(&format!("v2-{calls}"));
+            write(&dir, &source, STRICT);
+            std::fs::write(dir.join("args.json"), arguments.to_string()).unwrap();
+            let out = Command::new(env!("CARGO_BIN_EXE_apizr"))
+                .current_dir(&dir)
+                .env("TMPDIR", &dir)
+                .args(["execute", "mod.py", &name, "--arguments", "args.json"])
+                .args(["--policy", "policy.json", "--module-name", "fixture"])
+                .args(["--readiness", "v2"])
+                .output()
+                .unwrap();
+            let stdout = String::from_utf8_lossy(&out.stdout);
+            let what = format!(
+                "{}:{name}({arguments}): {stdout} {}",
+                fixture.display(),
+                String::from_utf8_lossy(&out.stderr)
+            );
+            let result: serde_json::Value = serde_json::from_str(stdout.trim()).expect(&what);
+            let status = result["status"].as_str().unwrap_or("");
+            assert!(
+                !matches!(
+                    status,
+                    "worker_failed" | "binding_failed" | "policy_refused" | ""
+                ),
+                "{what}"
+            );
+            if name == "probe" {
+                assert_eq!(
+                    (status, &result["value"]),
+                    ("success", &arguments["x"]),
+                    "{what}"
+                );
+            }
+            calls += 1;
+            let _ = std::fs::remove_dir_all(&dir);
+        }
+    }
+    assert!(calls >= fixtures.len());
+}
+
+/// The functions readiness v2 calls ready in `source`, each with schema-valid arguments.
+fn v2_ready(source: &str) -> Vec<(String, serde_json::Value)> {
+    let options = apizr_inspect::InspectOptions {
+        readiness: apizr_ir::ReadinessPolicy::V2,
+        ..Default::default()
+    };
+    apizr_inspect::on_inspect_stack(|| {
+        let (outcome, parsed) = apizr_inspect::inspect_bytes_parsed(
+            source.as_bytes(),
+            apizr_ir::SourceKind::Python,
+            "fixture",
+            options,
+        )
+        .unwrap();
+        let ready: Vec<String> = outcome
+            .inspection
+            .readiness
+            .assessments
+            .iter()
+            .filter(|a| a.can_generate_interface)
+            .map(|a| a.source.symbol.clone())
+            .collect();
+        let contracts =
+            apizr_inspect::interface::plan_interfaces(&parsed, &outcome.inspection, Some(&ready))
+                .unwrap();
+        contracts
+            .iter()
+            .map(|c| {
+                let schema = serde_json::to_value(c.request_schema()).unwrap();
+                (c.name.clone(), example(&schema))
+            })
+            .collect()
+    })
+    .unwrap()
+}
+
+/// A value valid under a (request) JSON Schema: the first choice of every `anyOf`/`enum`,
+/// zero values, and every required property.
+fn example(schema: &serde_json::Value) -> serde_json::Value {
+    use serde_json::{Value, json};
+    if let Some(value) = schema.get("const") {
+        return value.clone();
+    }
+    if let Some(first) = schema.get("enum").and_then(|e| e.get(0)) {
+        return first.clone();
+    }
+    for key in ["anyOf", "oneOf"] {
+        if let Some(first) = schema.get(key).and_then(|e| e.get(0)) {
+            return example(first);
+        }
+    }
+    let kind = match schema.get("type") {
+        Some(Value::Array(kinds)) => kinds.first().and_then(Value::as_str).unwrap_or(""),
+        Some(kind) => kind.as_str().unwrap_or(""),
+        None => "",
+    };
+    match kind {
+        "integer" | "number" => json!(0),
+        "string" => json!(""),
+        "boolean" => json!(false),
+        "array" => Value::Array(
+            schema
+                .get("prefixItems")
+                .and_then(Value::as_array)
+                .map(|items| items.iter().map(example).collect())
+                .unwrap_or_default(),
+        ),
+        "object" => {
+            let mut out = serde_json::Map::new();
+            for name in schema["required"].as_array().into_iter().flatten() {
+                let name = name.as_str().unwrap();
+                out.insert(name.into(), example(&schema["properties"][name]));
+            }
+            Value::Object(out)
+        }
+        _ => Value::Null,
+    }
+}

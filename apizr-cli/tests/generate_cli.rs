@@ -510,3 +510,47 @@ fn allow_conditional_exposes_selected_conditional_capabilities() {
         "{stderr}"
     );
 }
+
+/// `--readiness v2`: a module v1 refuses (a dataclass and a logger at module level) generates
+/// under v2, whose readiness report (`readiness.json`) is v2's; v1 stays the default and
+/// refuses.
+#[test]
+fn readiness_v2_generates_what_v1_refuses() {
+    let tmp = TempDir::new("cli-readiness");
+    let source = tmp.path().join("shapes.py");
+    std::fs::write(
+        &source,
+        "import logging\nfrom dataclasses import dataclass\n\nlog = logging.getLogger(__name__)\n\n\
+         @dataclass\nclass Box:\n    width: int = 1\n\n\ndef area(width: int, height: int) -> int:\n    \
+         return width * height\n",
+    )
+    .unwrap();
+    let source = source.to_string_lossy().into_owned();
+    let v1 = [
+        "generate",
+        "rest",
+        &source,
+        "--output-dir",
+        "v1",
+        "--no-lockfile",
+    ];
+    let (code, _, stderr) = run(tmp.path(), &v1);
+    assert_ne!(code, 0, "v1 refuses: {stderr}");
+    assert!(!tmp.path().join("v1/openapi.json").exists());
+    let v2 = [
+        "generate",
+        "rest",
+        &source,
+        "--output-dir",
+        "v2",
+        "--no-lockfile",
+        "--readiness",
+        "v2",
+    ];
+    let (code, _, stderr) = run(tmp.path(), &v2);
+    assert_eq!(code, 0, "{stderr}");
+    let openapi = std::fs::read_to_string(tmp.path().join("v2/openapi.json")).unwrap();
+    assert!(openapi.contains("area"), "{openapi}");
+    let readiness = std::fs::read_to_string(tmp.path().join("v2/readiness.json")).unwrap();
+    assert!(readiness.contains("apizr.readiness/v2"), "{readiness}");
+}

@@ -325,5 +325,46 @@ fn allow_conditional_serves_selected_conditional_functions() {
             "{mode}: {text}"
         );
     }
+
+    // `--readiness v2`: a module v1 refuses (a logger at module level) is ready under v2 and
+    // served without --allow-conditional, governed (the strict v1 sandbox: the module's
+    // import and the call run there).
+    let v2 = dir.join("logged.py");
+    std::fs::write(
+        &v2,
+        "import logging\nlog = logging.getLogger(__name__)\n\
+         def f(x: int) -> int:\n    return x + 1\n",
+    )
+    .unwrap();
+    let v2 = v2.to_str().unwrap();
+    let refused = run(&["serve", "rest", v2, "--select", "f", "--port", "1"]);
+    assert_eq!(
+        refused.status.code(),
+        Some(2),
+        "v1 (the default) refuses it"
+    );
+    let log = dir.join("v2.log");
+    let args = [
+        v2,
+        "--select",
+        "f",
+        "--readiness",
+        "v2",
+        "--policy",
+        policy.to_str().unwrap(),
+        "--workers",
+        "1",
+    ];
+    let server = Served::spawn_ready_logging(
+        &args,
+        &[],
+        Duration::from_secs(30),
+        Duration::from_secs(30),
+        std::fs::File::create(&log).unwrap().into(),
+    );
+    assert_eq!(server.post("f", r#"{"x": 41}"#), (200, "42".into()));
+    drop(server);
+    let text = std::fs::read_to_string(&log).unwrap();
+    assert!(!text.contains("conditional"), "ready under v2: {text}");
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -31,7 +31,10 @@ fn generate_here(request: &Request) -> Result<Generated, GenerateError> {
         &request.source,
         request.kind,
         &request.module,
-        InspectOptions::default(),
+        InspectOptions {
+            readiness: request.readiness,
+            ..InspectOptions::default()
+        },
     )
     .map_err(input)?;
     let selection = match &request.selection {

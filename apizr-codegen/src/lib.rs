@@ -20,6 +20,7 @@
 //!     runtime_platform: None,
 //!     runtime_dependency: RuntimeDependency::version(),
 //!     allow_conditional: false,
+//!     readiness: apizr_ir::ReadinessPolicy::V1,
 //!     autoscaling: Default::default(),
 //! })
 //! .unwrap();

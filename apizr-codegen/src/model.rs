@@ -65,6 +65,8 @@ pub struct Request {
     pub runtime_dependency: RuntimeDependency,
     /// Expose explicitly selected `conditional` capabilities (see [`crate::conditional`]).
     pub allow_conditional: bool,
+    /// The readiness policy that decides which capabilities are ready (v1 by default).
+    pub readiness: apizr_ir::ReadinessPolicy,
     /// What `k8s/` scales the server with (HPA, or a Knative Service that scales to zero).
     pub autoscaling: crate::deploy::Autoscaling,
 }

@@ -132,7 +132,11 @@ fn declared_third_party_imports_are_ready_with_ready_020_and_undeclared_ones_are
     ));
     let (_, ready, codes, _) = verdict(&v2, "shop.undeclared:load");
     assert!(!*ready && codes.contains(&"015".to_string()), "{codes:?}");
-    assert!(has_fix(&v2, "shop.undeclared:load", "nor declared by the project"));
+    assert!(has_fix(
+        &v2,
+        "shop.undeclared:load",
+        "nor declared by the project"
+    ));
 }
 
 #[test]
@@ -164,4 +168,3 @@ fn each_refusal_names_its_cause() {
         "make the top level of package `shop.sub`",
     );
 }
-

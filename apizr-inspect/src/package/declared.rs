@@ -1,5 +1,6 @@
 //! The third-party distributions a project declares: `[project] dependencies` of
-//! `pyproject.toml` (PEP 621) and the requirement lines of `requirements.txt`.
+//! `pyproject.toml` (PEP 621), the requirement lines of `requirements.txt`, and for an unpacked
+//! wheel the unconditional `Requires-Dist` lines of its `*.dist-info/METADATA`.
 //!
 //! Only the distribution name of each requirement is kept (`requests>=2; python_version>"3"`
 //! → `requests`), normalised as pip compares names (PEP 503), so an import of `requests` or of
@@ -28,8 +29,31 @@ pub fn declared_dependencies(dir: &Path) -> BTreeSet<String> {
         if let Ok(text) = std::fs::read_to_string(dir.join("requirements.txt")) {
             out.extend(requirements(&text));
         }
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let name = entry.file_name();
+            if name.to_string_lossy().ends_with(".dist-info")
+                && let Ok(text) = std::fs::read_to_string(entry.path().join("METADATA"))
+            {
+                out.extend(metadata(&text));
+            }
+        }
     }
     out
+}
+
+/// The `Requires-Dist` lines of core metadata, except those only an extra or another Python
+/// version needs (`; extra == "socks"`, `; python_version < "3.8"`): a marker may be false
+/// where the bundle installs, so only unconditional requirements count.
+pub fn metadata(text: &str) -> Vec<String> {
+    text.lines()
+        .take_while(|line| !line.is_empty())
+        .filter_map(|line| line.strip_prefix("Requires-Dist:"))
+        .filter(|requirement| !requirement.contains(';'))
+        .filter_map(requirement_name)
+        .collect()
 }
 
 /// `[project] dependencies` of a `pyproject.toml`.
@@ -84,5 +108,9 @@ mod tests {
         );
         let req = "# pinned\nclick==8.1 # cli\n-r other.txt\n\nMarkupSafe>=2\n";
         assert_eq!(requirements(req), ["click", "markupsafe"]);
+        let meta = "Metadata-Version: 2.1\nName: requests\nRequires-Dist: idna (<4,>=2.5)\n\
+                    Requires-Dist: PySocks!=1.5.7,>=1.5.6 ; extra == 'socks'\n\n\
+                    Requires-Dist: not-a-header\n";
+        assert_eq!(metadata(meta), ["idna"]);
     }
 }

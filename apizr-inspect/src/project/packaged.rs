@@ -22,7 +22,7 @@ use rayon::prelude::*;
 
 use super::walk::Found;
 use super::{ModuleEntry, Progress};
-use crate::package::{ImportTarget, ImportTime, PackageIndex, ResolvedImport};
+use crate::package::{ImportTime, PackageIndex, ResolvedImport};
 use crate::readiness::v2::package::{
     Exports, PackageContext, PackageOutcome, local_target, reads_name,
 };
@@ -59,8 +59,10 @@ pub(super) fn inspect_all(
         })
         .collect();
     let names: Vec<&str> = index.modules().collect();
+    let tops = local_tops(&names);
     let imports: HashMap<&str, Vec<ResolvedImport>> = names
         .par_iter()
+        .filter(|m| may_import_locally(index, m, &tops))
         .filter_map(|m| index.imports_of(m).ok().map(|i| (*m, i)))
         .collect();
     let graph = Graph::new(index, &names, &imports);
@@ -74,6 +76,7 @@ pub(super) fn inspect_all(
     let mut exports: HashMap<String, Exports> = HashMap::new();
     let mut own_proved: HashSet<String> = HashSet::new();
     let mut first: Vec<Option<ModuleEntry>> = vec![None; found.len()];
+    let mut assumptions: HashMap<usize, (BTreeSet<String>, BTreeSet<String>)> = HashMap::new();
     for level in graph.levels(&names) {
         let ctx = PackageContext {
             index,
@@ -92,11 +95,12 @@ pub(super) fn inspect_all(
             .collect();
         exports = ctx.exports;
         for (i, entry, outcome) in results {
-            if let (Some(module), Some(outcome)) = (&module_of[i], outcome)
-                && outcome.own_proved
-            {
-                own_proved.insert(module.clone());
-                exports.insert(module.clone(), outcome.exports);
+            if let (Some(module), Some(outcome)) = (&module_of[i], outcome) {
+                if outcome.own_proved {
+                    own_proved.insert(module.clone());
+                    exports.insert(module.clone(), outcome.exports);
+                }
+                assumptions.insert(i, (outcome.assumed, outcome.missing));
             }
             first[i] = Some(entry);
         }
@@ -119,23 +123,24 @@ pub(super) fn inspect_all(
         closure_safe: Some(closure_safe),
         declared,
     };
-    let depends = |module: &str| {
-        index.with_parents(module).len() > 1
-            || imports.get(module).is_some_and(|imports| {
-                imports
-                    .iter()
-                    .any(|i| !matches!(i.target, ImportTarget::Unresolvable(_)))
-            })
+    // The first verdict stands unless it assumed a closure that is not safe, or needed
+    // exports that are known now.
+    let stands = |i: usize| {
+        assumptions.get(&i).is_some_and(|(assumed, missing)| {
+            assumed
+                .iter()
+                .all(|m| ctx.closure_safe.as_ref().is_some_and(|s| s.contains(m)))
+                && missing.iter().all(|m| !ctx.exports.contains_key(m))
+        })
     };
-    found
-        .par_iter()
-        .zip(first.into_par_iter())
-        .zip(module_of.par_iter())
-        .map(|((found, first), module)| {
-            let entry = match (module, first) {
-                (Some(module), Some(first)) if !depends(module) => first,
-                (Some(_), _) => inspect(found, Some(&ctx)).0,
-                (None, _) => inspect(found, None).0,
+    first
+        .into_par_iter()
+        .enumerate()
+        .map(|(i, first)| {
+            let entry = match (&module_of[i], first) {
+                (Some(_), Some(first)) if stands(i) => first,
+                (Some(_), _) => inspect(&found[i], Some(&ctx)).0,
+                (None, _) => inspect(&found[i], None).0,
             };
             finish(entry)
         })
@@ -318,4 +323,41 @@ fn is_ancestor_or_self(package: &str, module: &str) -> bool {
         || module
             .strip_prefix(package)
             .is_some_and(|rest| rest.starts_with('.'))
+}
+
+/// The first components of the index's module names that are not stdlib names (an absolute
+/// import of a stdlib name is never followed).
+fn local_tops<'a>(names: &[&'a str]) -> BTreeSet<&'a str> {
+    names
+        .iter()
+        .map(|n| n.split('.').next().unwrap_or(n))
+        .filter(|top| !crate::readiness::stdlib::is_stdlib(top))
+        .collect()
+}
+
+/// A cheap filter before parsing a module for the graph: a local import is either relative
+/// (`from` followed by a dot) or names a local top-level module, so a file whose bytes hold
+/// neither has none (parsing is the expensive part; the first pass parses it anyway, with
+/// every import resolved, so the filter only decides which files the graph needs).
+fn may_import_locally(index: &PackageIndex, module: &str, tops: &BTreeSet<&str>) -> bool {
+    let Some(path) = index.module_path(module) else {
+        return false;
+    };
+    let Ok(bytes) = std::fs::read(index.root().join(path)) else {
+        // Unreadable: let the parse report it.
+        return true;
+    };
+    let contains = |needle: &[u8]| bytes.windows(needle.len()).any(|w| w == needle);
+    relative_from(&bytes) || tops.iter().any(|top| contains(top.as_bytes()))
+}
+
+/// `from` followed (after blanks or line continuations) by `.`.
+fn relative_from(bytes: &[u8]) -> bool {
+    bytes.windows(4).enumerate().any(|(i, w)| {
+        w == b"from"
+            && bytes.get(i + 4..).and_then(|rest| {
+                rest.iter()
+                    .find(|b| !matches!(b, b' ' | b'\t' | b'\\' | b'\r' | b'\n'))
+            }) == Some(&b'.')
+    })
 }

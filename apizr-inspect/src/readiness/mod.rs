@@ -199,6 +199,7 @@ impl<'a> ModuleRules<'a> {
                 let evidence = Evidence::ParentPackage { package: parent };
                 shared.push(Finding::new(ReasonCode::R004, 1, evidence));
             }
+            let (assumed, missing) = package.assumptions();
             v2::package::PackageOutcome {
                 own_proved,
                 exports: if own_proved {
@@ -206,6 +207,8 @@ impl<'a> ModuleRules<'a> {
                 } else {
                     Default::default()
                 },
+                assumed,
+                missing,
             }
         });
         ModuleRules {

@@ -26,6 +26,7 @@
 //! Third-party imports are accepted only for distributions the project declares
 //! ([`crate::package::declared_dependencies`]); the assessment then carries READY-020, never silently.
 
+use std::cell::RefCell;
 use std::collections::{BTreeSet, HashMap, HashSet};
 
 use ruff_text_size::TextRange;
@@ -71,6 +72,11 @@ pub struct PackageOutcome {
     pub own_proved: bool,
     /// Its exports when own-proved.
     pub exports: Exports,
+    /// The modules whose import the verdicts assumed harmless (closures not known yet):
+    /// accepted local targets and the parent packages.
+    pub assumed: BTreeSet<String>,
+    /// The modules whose exports a verdict needed but were not known.
+    pub missing: BTreeSet<String>,
 }
 
 /// One module's view of its package: the context and the module's own resolved imports.
@@ -79,6 +85,9 @@ pub struct ModulePackage<'c> {
     pub ctx: &'c PackageContext<'c>,
     pub module: &'c str,
     imports: Vec<ResolvedImport>,
+    /// See [`PackageOutcome::assumed`] and [`PackageOutcome::missing`].
+    assumed: RefCell<BTreeSet<String>>,
+    missing: RefCell<BTreeSet<String>>,
 }
 
 impl<'c> ModulePackage<'c> {
@@ -87,7 +96,32 @@ impl<'c> ModulePackage<'c> {
             ctx,
             module: &parsed.module,
             imports: ctx.index.imports_in(parsed),
+            assumed: RefCell::default(),
+            missing: RefCell::default(),
         }
+    }
+
+    /// What the verdicts assumed or missed, for [`PackageOutcome`].
+    pub fn assumptions(&self) -> (BTreeSet<String>, BTreeSet<String>) {
+        let mut assumed = self.assumed.borrow().clone();
+        if self.ctx.closure_safe.is_none() {
+            let parents = self.ctx.index.with_parents(self.module);
+            assumed.extend(
+                parents
+                    .into_iter()
+                    .filter(|p| *p != self.module)
+                    .map(str::to_string),
+            );
+        }
+        (assumed, self.missing.borrow().clone())
+    }
+
+    fn exports_of(&self, target: &str) -> Option<&Exports> {
+        let found = self.ctx.exports.get(target);
+        if found.is_none() {
+            self.missing.borrow_mut().insert(target.to_string());
+        }
+        found
     }
 
     fn local<'r>(&self, import: &'r ResolvedImport) -> Option<&'r str> {
@@ -116,9 +150,7 @@ impl<'c> ModulePackage<'c> {
         }
         let name = import.name.as_deref().unwrap_or("");
         Some(
-            self.ctx
-                .exports
-                .get(target)
+            self.exports_of(target)
                 .and_then(|exports| exports.get(name))
                 .cloned()
                 .unwrap_or(Meaning::Unknown),
@@ -178,15 +210,19 @@ impl<'c> ModulePackage<'c> {
         if reads && import.time == ImportTime::Import && self.same_component(target) {
             return Verdict::Refuse(ImportProblem::Cycle);
         }
-        if let Some(safe) = &self.ctx.closure_safe
-            && !safe.contains(target)
-        {
-            return Verdict::Refuse(ImportProblem::LocalUnproved);
+        match &self.ctx.closure_safe {
+            Some(safe) if !safe.contains(target) => {
+                return Verdict::Refuse(ImportProblem::LocalUnproved);
+            }
+            Some(_) => {}
+            None => {
+                self.assumed.borrow_mut().insert(target.to_string());
+            }
         }
         if !reads {
             return Verdict::Accept;
         }
-        let Some(exports) = self.ctx.exports.get(target) else {
+        let Some(exports) = self.exports_of(target) else {
             return Verdict::Refuse(ImportProblem::LocalUnproved);
         };
         match import.name.as_deref() {
