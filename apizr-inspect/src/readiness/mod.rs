@@ -106,7 +106,14 @@ pub fn assess_in_package<'a>(
         source: ir.source.clone(),
         structured_types: rules.structured_types(),
     };
-    (report, rules.package_outcome)
+    // The assumptions are complete only now: the capabilities' own imports were judged too.
+    let outcome = rules.package_outcome.clone().map(|mut outcome| {
+        if let Some(package) = &rules.package {
+            (outcome.assumed, outcome.missing) = package.assumptions();
+        }
+        outcome
+    });
+    (report, outcome)
 }
 
 /// What is decided once per module.
@@ -199,7 +206,6 @@ impl<'a> ModuleRules<'a> {
                 let evidence = Evidence::ParentPackage { package: parent };
                 shared.push(Finding::new(ReasonCode::R004, 1, evidence));
             }
-            let (assumed, missing) = package.assumptions();
             v2::package::PackageOutcome {
                 own_proved,
                 exports: if own_proved {
@@ -207,8 +213,7 @@ impl<'a> ModuleRules<'a> {
                 } else {
                     Default::default()
                 },
-                assumed,
-                missing,
+                ..Default::default()
             }
         });
         ModuleRules {
