@@ -168,3 +168,77 @@ fn each_refusal_names_its_cause() {
         "make the top level of package `shop.sub`",
     );
 }
+
+/// The proof obligation over the package corpus: every function v2 calls ready without
+/// declared dependencies is imported the way a package bundle imports it (the directory on
+/// `sys.path`, so parent `__init__`s run first; `python3 -I -S -W error`) and called once with
+/// arguments of its annotated types; it must import and return. (The strict-sandbox run of
+/// the single-file corpus is `execute_sandbox::v2_ready_functions_import_and_run_in_the_strict_
+/// sandbox`; workers import whole packages only once bundles ship them.)
+#[test]
+fn ready_package_functions_import_and_run_in_cpython() {
+    let options = ProjectOptions {
+        inspect: InspectOptions {
+            readiness: ReadinessPolicy::V2,
+            ..InspectOptions::default()
+        },
+        threads: Some(2),
+        keep_envelopes: true,
+    };
+    let project = inspect_dir(Path::new(DIR), &options).unwrap();
+    let mut calls = Vec::new();
+    for entry in &project.modules {
+        let report = entry.result.as_ref().unwrap();
+        let envelope: serde_json::Value = serde_json::from_slice(&report.envelope).unwrap();
+        for assessment in envelope["readiness"]["assessments"].as_array().unwrap() {
+            let declared = assessment["dimensions"]["execution"]["reasons"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|r| r["code"] == "APIZR-READY-020");
+            if assessment["can_generate_interface"] != true || declared {
+                continue;
+            }
+            let symbol = assessment["source"]["symbol"].as_str().unwrap();
+            let capability = envelope["capability_ir"]["capabilities"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|c| c["name"] == symbol)
+                .unwrap();
+            let arguments: Vec<&str> = capability["signature"]["parameters"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|p| match p["annotation"]["declared"].as_str() {
+                    Some("int") => "0",
+                    Some("str") => "''",
+                    other => panic!("{symbol}: no example for {other:?}"),
+                })
+                .collect();
+            let module = entry.module.as_deref().unwrap();
+            calls.push(format!(
+                "print(repr(importlib.import_module({module:?}).{symbol}({})))",
+                arguments.join(", ")
+            ));
+        }
+    }
+    assert!(calls.len() >= 4, "{calls:?}");
+    let script = format!(
+        "import importlib, sys\nsys.path.insert(0, {DIR:?})\n{}\n",
+        calls.join("\n")
+    );
+    let output = std::process::Command::new("python3")
+        .args(["-I", "-S", "-W", "error", "-B", "-c", &script])
+        .output()
+        .expect("python3 runs (CI installs it)");
+    assert!(
+        output.status.success(),
+        "{script}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&output.stdout).lines().count(),
+        calls.len()
+    );
+}
