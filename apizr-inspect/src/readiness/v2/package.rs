@@ -23,6 +23,11 @@
 //! the standard library's even when the directory holds a module of that name (inspecting the
 //! stdlib itself): the worker's interpreter has its own stdlib.
 //!
+//! Parents: a module that imports its own package runs inside it (the package root on
+//! `sys.path`), so its parent packages' `__init__` run first and must be proved too; a module
+//! that does not can run as a single file with stand-in parents, as workers run every module
+//! under v1 ([`ModulePackage::needs_package`]). Bundles must load modules the same way.
+//!
 //! Third-party imports are accepted only for distributions the project declares
 //! ([`crate::package::declared_dependencies`]); the assessment then carries READY-020, never silently.
 
@@ -104,7 +109,7 @@ impl<'c> ModulePackage<'c> {
     /// What the verdicts assumed or missed, for [`PackageOutcome`].
     pub fn assumptions(&self) -> (BTreeSet<String>, BTreeSet<String>) {
         let mut assumed = self.assumed.borrow().clone();
-        if self.ctx.closure_safe.is_none() {
+        if self.ctx.closure_safe.is_none() && self.needs_package() {
             let parents = self.ctx.index.with_parents(self.module);
             assumed.extend(
                 parents
@@ -232,12 +237,27 @@ impl<'c> ModulePackage<'c> {
         }
     }
 
+    /// The module imports its own package (at import or call time): it runs only as part
+    /// of the package, imported with the package root on `sys.path`, so its parent packages'
+    /// `__init__` run first. A module that does not can run as a single file, as the
+    /// reference runs every module (its parents are empty stand-ins): its parents are not its
+    /// business, and v2 stays a superset of v1.
+    pub fn needs_package(&self) -> bool {
+        self.imports
+            .iter()
+            .any(|i| i.time != ImportTime::TypeChecking && self.local(i).is_some())
+    }
+
     /// The packages above this module whose import is not proved harmless (importing
-    /// `pkg.mod` runs `pkg/__init__.py` first). Empty while closures are not known.
+    /// `pkg.mod` runs `pkg/__init__.py` first), when it [needs its package](Self::
+    /// needs_package). Empty while closures are not known.
     pub fn unproved_parents(&self) -> Vec<String> {
         let Some(safe) = &self.ctx.closure_safe else {
             return Vec::new();
         };
+        if !self.needs_package() {
+            return Vec::new();
+        }
         self.ctx
             .index
             .with_parents(self.module)

@@ -1,2 +1,5 @@
+from ..base import kinds
+
+
 def leaf(x: int) -> int:
-    return x
+    return x + len(kinds())

@@ -1,0 +1,2 @@
+def alone(x: int) -> int:
+    return x
