@@ -75,6 +75,7 @@ pub(super) fn inspect_all(
     // First pass, level by level.
     let mut exports: HashMap<String, Exports> = HashMap::new();
     let mut own_proved: HashSet<String> = HashSet::new();
+    let mut not_proved: HashSet<&str> = HashSet::new();
     let mut first: Vec<Option<ModuleEntry>> = vec![None; found.len()];
     let mut assumptions: HashMap<usize, (BTreeSet<String>, BTreeSet<String>)> = HashMap::new();
     for level in graph.levels(&names) {
@@ -83,6 +84,7 @@ pub(super) fn inspect_all(
             component: &graph.component,
             exports: std::mem::take(&mut exports),
             closure_safe: None,
+            closure_unsafe: graph.running_any(index, &names, &not_proved),
             declared,
         };
         let results: Vec<(usize, ModuleEntry, Option<PackageOutcome>)> = level
@@ -99,6 +101,8 @@ pub(super) fn inspect_all(
                 if outcome.own_proved {
                     own_proved.insert(module.clone());
                     exports.insert(module.clone(), outcome.exports);
+                } else if let Some(name) = names.iter().find(|n| **n == module.as_str()) {
+                    not_proved.insert(name);
                 }
                 assumptions.insert(i, (outcome.assumed, outcome.missing));
             }
@@ -121,6 +125,7 @@ pub(super) fn inspect_all(
         component: &graph.component,
         exports,
         closure_safe: Some(closure_safe),
+        closure_unsafe: HashSet::new(),
         declared,
     };
     // The first verdict stands unless it assumed a closure that is not safe, or needed
@@ -237,6 +242,37 @@ impl<'a> Graph<'a> {
         levels
     }
 
+    /// The modules whose closure ([`Self::closure`]) holds one of `bad`: the modules that
+    /// run one of them (reverse edges), and every module below a package that does.
+    fn running_any(
+        &self,
+        index: &PackageIndex,
+        names: &[&'a str],
+        bad: &HashSet<&'a str>,
+    ) -> HashSet<String> {
+        if bad.is_empty() {
+            return HashSet::new();
+        }
+        let mut reverse: HashMap<&str, Vec<&str>> = HashMap::new();
+        for (module, targets) in &self.runs {
+            for target in targets {
+                reverse.entry(*target).or_default().push(*module);
+            }
+        }
+        let mut running: HashSet<&str> = HashSet::new();
+        let mut stack: Vec<&str> = bad.iter().copied().collect();
+        while let Some(next) = stack.pop() {
+            if running.insert(next) {
+                stack.extend(reverse.get(next).into_iter().flatten());
+            }
+        }
+        names
+            .iter()
+            .filter(|m| index.with_parents(m).iter().any(|p| running.contains(p)))
+            .map(|m| m.to_string())
+            .collect()
+    }
+
     /// `module`, its parents and everything their import-time imports run.
     fn closure(&self, index: &'a PackageIndex, module: &'a str) -> BTreeSet<&'a str> {
         let mut seen: BTreeSet<&str> = BTreeSet::new();
@@ -336,9 +372,10 @@ fn local_tops<'a>(names: &[&'a str]) -> BTreeSet<&'a str> {
 }
 
 /// A cheap filter before parsing a module for the graph: a local import is either relative
-/// (`from` followed by a dot) or names a local top-level module, so a file whose bytes hold
-/// neither has none (parsing is the expensive part; the first pass parses it anyway, with
-/// every import resolved, so the filter only decides which files the graph needs).
+/// (`from` followed by a dot) or names a local top-level module as a whole word on a line
+/// holding `import` (or on the lines a backslash continues it to), so a file whose bytes hold
+/// neither has none. Parsing is the expensive part; the first pass parses every module anyway,
+/// with every import resolved, so this only decides which files the graph is built from.
 fn may_import_locally(index: &PackageIndex, module: &str, tops: &BTreeSet<&str>) -> bool {
     let Some(path) = index.module_path(module) else {
         return false;
@@ -347,8 +384,34 @@ fn may_import_locally(index: &PackageIndex, module: &str, tops: &BTreeSet<&str>)
         // Unreadable: let the parse report it.
         return true;
     };
-    let contains = |needle: &[u8]| bytes.windows(needle.len()).any(|w| w == needle);
-    relative_from(&bytes) || tops.iter().any(|top| contains(top.as_bytes()))
+    if relative_from(&bytes) {
+        return true;
+    }
+    let mut continued = false;
+    for line in bytes.split(|b| *b == b'\n') {
+        if (continued || contains(line, b"import")) && tops.iter().any(|t| has_word(line, t)) {
+            return true;
+        }
+        continued =
+            (continued || contains(line, b"import")) && line.trim_ascii_end().ends_with(b"\\");
+    }
+    false
+}
+
+fn contains(haystack: &[u8], needle: &[u8]) -> bool {
+    haystack.windows(needle.len()).any(|w| w == needle)
+}
+
+/// `word` occurs in `line` between non-identifier bytes.
+fn has_word(line: &[u8], word: &str) -> bool {
+    let word = word.as_bytes();
+    let ident =
+        |b: Option<&u8>| b.is_some_and(|b| b.is_ascii_alphanumeric() || *b == b'_' || *b >= 0x80);
+    line.windows(word.len()).enumerate().any(|(i, w)| {
+        w == word
+            && !ident(i.checked_sub(1).and_then(|j| line.get(j)))
+            && !ident(line.get(i + word.len()))
+    })
 }
 
 /// `from` followed (after blanks or line continuations) by `.`.
@@ -360,4 +423,19 @@ fn relative_from(bytes: &[u8]) -> bool {
                     .find(|b| !matches!(b, b' ' | b'\t' | b'\\' | b'\r' | b'\n'))
             }) == Some(&b'.')
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_prefilter_finds_local_imports_as_words() {
+        assert!(relative_from(b"x = 1\nfrom . import a\n"));
+        assert!(relative_from(b"from\\\n  .m import a\n"));
+        assert!(!relative_from(b"from os import path  # from the docs.\n"));
+        assert!(has_word(b"import os, test", "test"));
+        assert!(!has_word(b"import unittest", "test"));
+        assert!(!has_word(b"import test_x", "test"));
+    }
 }

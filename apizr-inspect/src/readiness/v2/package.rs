@@ -55,6 +55,9 @@ pub struct PackageContext<'i> {
     /// Modules whose import runs only own-proved top levels. `None` while they are not all
     /// known yet (the first pass, which only computes own-proofs and exports).
     pub closure_safe: Option<HashSet<String>>,
+    /// While `closure_safe` is not known: modules whose closure already holds a module known
+    /// not to be own-proved (their verdict is final; the others are assumed).
+    pub closure_unsafe: HashSet<String>,
     /// Normalised names of the distributions the project declares.
     pub declared: &'i BTreeSet<String>,
 }
@@ -114,7 +117,7 @@ impl<'c> ModulePackage<'c> {
             assumed.extend(
                 parents
                     .into_iter()
-                    .filter(|p| *p != self.module)
+                    .filter(|p| *p != self.module && !self.ctx.closure_unsafe.contains(*p))
                     .map(str::to_string),
             );
         }
@@ -220,6 +223,9 @@ impl<'c> ModulePackage<'c> {
                 return Verdict::Refuse(ImportProblem::LocalUnproved);
             }
             Some(_) => {}
+            None if self.ctx.closure_unsafe.contains(target) => {
+                return Verdict::Refuse(ImportProblem::LocalUnproved);
+            }
             None => {
                 self.assumed.borrow_mut().insert(target.to_string());
             }
@@ -250,19 +256,20 @@ impl<'c> ModulePackage<'c> {
 
     /// The packages above this module whose import is not proved harmless (importing
     /// `pkg.mod` runs `pkg/__init__.py` first), when it [needs its package](Self::
-    /// needs_package). Empty while closures are not known.
+    /// needs_package); while closures are not all known, those already known unsafe.
     pub fn unproved_parents(&self) -> Vec<String> {
-        let Some(safe) = &self.ctx.closure_safe else {
-            return Vec::new();
-        };
         if !self.needs_package() {
             return Vec::new();
         }
+        let unsafe_ = |p: &str| match &self.ctx.closure_safe {
+            Some(safe) => !safe.contains(p),
+            None => self.ctx.closure_unsafe.contains(p),
+        };
         self.ctx
             .index
             .with_parents(self.module)
             .into_iter()
-            .filter(|p| *p != self.module && !safe.contains(*p))
+            .filter(|p| *p != self.module && unsafe_(p))
             .map(str::to_string)
             .collect()
     }
