@@ -98,6 +98,8 @@ fn local_imports_of_proved_modules_make_functions_ready() {
         "shop.pricing:total",
         // A call-time import of a proved module.
         "shop.lazy:fine",
+        // `base.Base` and `shop.base.KINDS`: attributes of a proved sibling module.
+        "shop.special:special",
         // No import of its own package: it runs as a single file, as under v1, so its
         // unproved parent package is not its business.
         "shop.sub.alone:alone",

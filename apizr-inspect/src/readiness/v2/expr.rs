@@ -133,6 +133,14 @@ impl Prover<'_> {
     fn attribute(&self, attr: &ast::ExprAttribute) -> Proof<Meaning> {
         let fail = || Err(Unproved::at(attr.range(), Why::Attribute));
         let qualified = match self.value(&attr.value)? {
+            // A module of the inspected package: what it binds, when it is proved.
+            Meaning::Module(module)
+                if let Some(meaning) = self
+                    .package
+                    .and_then(|p| p.attribute(&module, attr.attr.as_str())) =>
+            {
+                return Ok(meaning);
+            }
             Meaning::Module(module) | Meaning::Qualified(module) => {
                 format!("{module}.{}", attr.attr.as_str())
             }

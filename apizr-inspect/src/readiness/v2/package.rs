@@ -165,6 +165,16 @@ impl<'c> ModulePackage<'c> {
         )
     }
 
+    /// What `module.name` means when `module` is a proved module of the package outside this
+    /// module's import cycle (so it has finished running when this one reads it).
+    pub fn attribute(&self, module: &str, name: &str) -> Option<Meaning> {
+        let top = module.split('.').next().unwrap_or(module);
+        if is_stdlib(top) || !self.ctx.index.contains(module) || self.same_component(module) {
+            return None;
+        }
+        self.exports_of(module)?.get(name).cloned()
+    }
+
     /// The verdict on the import statement at `statement`; `None` when it is not one of the
     /// module's (it is then v1's business).
     pub fn verdict(&self, statement: TextRange) -> Option<Verdict> {
