@@ -49,6 +49,8 @@ pub struct PythonBinding {
     /// Canonical JSON of the InvocationContract (hashes to `digests.interface`).
     pub contract: String,
     pub governance: Governance,
+    /// `policy = "…"` as written, when given (tracked like `file`, so an edit rebuilds).
+    pub policy_file: Option<LitStr>,
     /// The capability is `conditional` and was bound with `allow_conditional`.
     pub conditional: bool,
     pub digests: Digests,
@@ -164,6 +166,7 @@ pub fn analyze_binding(
         capability_id: contract.capability_id.clone(),
         contract: contract_json.trim_end().to_string(),
         governance,
+        policy_file: args.policy.clone(),
         conditional,
         digests,
         checked,

@@ -137,9 +137,56 @@ fn v2_goes_to_the_container_backend() -> Result<(), String> {
     )
 }
 
+/// A governed bound call writes the same audit line as `apizr execute` (the backend writes it)
+/// to `APIZR_AUDIT_FILE`: run in a child process of this binary with the variable set (the
+/// executor of a binding is built once per process, when the variable is read).
+fn bound_calls_write_the_audit_line() -> Result<(), String> {
+    let file = std::env::temp_dir().join(format!("apizr-calls-audit-{}.jsonl", std::process::id()));
+    let _ = std::fs::remove_file(&file);
+    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+    let out = std::process::Command::new(exe)
+        .arg(AUDIT_CHILD)
+        .env("APIZR_AUDIT_FILE", &file)
+        .output()
+        .map_err(|e| e.to_string())?;
+    let text = std::fs::read_to_string(&file).unwrap_or_default();
+    let _ = std::fs::remove_file(&file);
+    check(
+        out.status.success(),
+        format!("child: {}", String::from_utf8_lossy(&out.stderr)),
+    )?;
+    let lines: Vec<serde_json::Value> = text
+        .lines()
+        .map(serde_json::from_str)
+        .collect::<Result<_, _>>()
+        .map_err(|e| format!("{e}: {text}"))?;
+    check(lines.len() == 1, format!("one line per call: {text}"))?;
+    let line = &lines[0];
+    check(
+        line["schema_version"] == "apizr.audit/v1"
+            && line["capability_id"] == "python:calc:add"
+            && line["status"] == "success",
+        format!("audit line: {text}"),
+    )?;
+    // The digests are the ones compiled into the binding.
+    let digests = add::__APIZR_BINDING.digests;
+    check(
+        line["executable_digest"] == digests.executable
+            && digests.policy.is_some_and(|p| line["policy_digest"] == p),
+        format!("digests {digests:?} vs {text}"),
+    )
+}
+
+/// The argument that makes this binary the audit child.
+const AUDIT_CHILD: &str = "__apizr_audit_child";
+
 fn main() {
     apizr_runtime::init();
-    let cases: [Case; 5] = [
+    if std::env::args().nth(1).as_deref() == Some(AUDIT_CHILD) {
+        let sum = add(1, Some(2));
+        std::process::exit(if sum == Ok(3) { 0 } else { 1 });
+    }
+    let cases: [Case; 6] = [
         ("direct_pool", direct_pool),
         ("default_v1_policy", default_v1_policy),
         (
@@ -150,6 +197,10 @@ fn main() {
         (
             "v2_goes_to_the_container_backend",
             v2_goes_to_the_container_backend,
+        ),
+        (
+            "bound_calls_write_the_audit_line",
+            bound_calls_write_the_audit_line,
         ),
     ];
     let filter: Vec<String> = std::env::args()

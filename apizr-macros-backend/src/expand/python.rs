@@ -10,8 +10,9 @@
 //! }
 //! ```
 //!
-//! The source is embedded with `include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/", file))`:
-//! cargo then rebuilds (and the macro re-checks) when the file changes, the binary carries the
+//! The source is embedded with `include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/", file))`
+//! (and the policy file, when given, included the same way into an unused constant): cargo
+//! then rebuilds (and the macro re-checks) when either file changes, the binary carries the
 //! bytes it runs, and no absolute path of the build machine appears in the expansion. Calls
 //! that need a trait of a user type (`Serialize` for arguments, `DeserializeOwned` for the
 //! result, `From<CallError>` for the error) are spanned on that type, so the compiler's error
@@ -36,6 +37,17 @@ pub fn expand(b: &PythonBinding) -> TokenStream {
     let sig = &item.sig;
     let name = &sig.ident;
     let data = binding_data(b, &p);
+    // The policy file is read by the macro; including its bytes makes cargo rebuild (and the
+    // macro re-read it) when it changes, as for the source. The bytes themselves are unused:
+    // the canonical policy is embedded.
+    let policy_tracked = b.policy_file.as_ref().map(|policy| {
+        let file = policy.value();
+        quote_spanned!(policy.span()=>
+            const _: &[u8] = ::core::include_bytes!(
+                ::core::concat!(::core::env!("CARGO_MANIFEST_DIR"), "/", #file)
+            );
+        )
+    });
     let args = b.checked.params.iter().map(|param| {
         let ident = &param.ident;
         let key = &param.python;
@@ -64,6 +76,8 @@ pub fn expand(b: &PythonBinding) -> TokenStream {
             /// The embedded binding: source bytes, contract, policy and digest chain.
             #[doc(hidden)]
             pub static __APIZR_BINDING: #p::PythonBinding = #data;
+
+            #policy_tracked
 
             /// This binding, for an explicit registration list.
             #[doc(hidden)]

@@ -5,14 +5,18 @@
 //!   launcher, and that process must become the launcher before anything else runs.
 //! * [`Registration`] and [`capabilities!`](crate::capabilities) — explicit registration of
 //!   bound Python functions and native endpoints for a server (no life-before-main).
+//! * [`serve`] — serving a registration list over REST and MCP with the server of
+//!   `apizr serve` ([`serve::serve_main`]).
 //! * `__private` (hidden) — the types and functions expansions name; not a public API.
 
 mod error;
 pub mod private;
 mod run;
+pub mod serve;
 
 pub use error::CallError;
 pub use private::Registration;
+pub use serve::serve_main;
 
 /// Run the launcher if this process was started as one (then never returns); otherwise do
 /// nothing. Call it first in `main` of every program that uses governed `#[python]` bindings.

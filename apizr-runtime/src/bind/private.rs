@@ -7,7 +7,6 @@
 //! a binary whose data was altered answers `source_mismatch` instead of running other code.
 
 use std::future::Future;
-use std::pin::Pin;
 
 pub use schemars;
 pub use serde;
@@ -215,52 +214,15 @@ impl Registration {
     }
 }
 
-/// The limits of a native endpoint (`None`: the server's default).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct Limits {
-    pub wall_time_ms: Option<u64>,
-    pub max_input_bytes: Option<u64>,
-    pub concurrency: Option<u64>,
-}
-
-/// Why a native endpoint did not answer a value.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum EndpointError {
-    /// The arguments did not decode (the caller's fault).
-    InvalidInput(String),
-    /// The function returned `Err` (its `Display`).
-    Failed(String),
-    /// The result could not be encoded as JSON.
-    ResultInvalid(String),
-}
-
-/// A boxed, sendable future of an endpoint's answer.
-pub type BoxFuture = Pin<Box<dyn Future<Output = Result<Value, EndpointError>> + Send + 'static>>;
-
-/// How a native endpoint runs: sync functions are run off the async executor by servers.
-#[derive(Debug, Clone, Copy)]
-pub enum Handler {
-    Sync(fn(Value) -> Result<Value, EndpointError>),
-    Async(fn(Value) -> BoxFuture),
-}
-
-/// One `#[endpoint]` function.
-#[derive(Debug, Clone, Copy)]
-pub struct NativeEndpoint {
-    pub name: &'static str,
-    pub description: Option<&'static str>,
-    pub limits: Limits,
-    /// The request schema (draft 2020-12, closed object of the arguments).
-    pub input_schema: fn() -> Value,
-    /// The response schema.
-    pub output_schema: fn() -> Value,
-    pub handler: Handler,
-}
+pub use crate::serve::native::{BoxFuture, EndpointError, Handler, Limits, NativeEndpoint};
 
 /// The JSON Schema (draft 2020-12) of what `T` deserializes from.
 pub fn input_schema_for<T: schemars::JsonSchema>() -> Value {
-    schemars::generate::SchemaSettings::draft2020_12()
-        .for_deserialize()
+    let mut settings = schemars::generate::SchemaSettings::draft2020_12().for_deserialize();
+    // Subschemas inline (no `$defs`): the schema is embedded in openapi.json, where a
+    // `#/$defs/...` reference would resolve against the document instead.
+    settings.inline_subschemas = true;
+    settings
         .into_generator()
         .into_root_schema_for::<T>()
         .to_value()
@@ -268,8 +230,9 @@ pub fn input_schema_for<T: schemars::JsonSchema>() -> Value {
 
 /// The JSON Schema (draft 2020-12) of what `T` serializes to.
 pub fn output_schema_for<T: schemars::JsonSchema + ?Sized>() -> Value {
-    schemars::generate::SchemaSettings::draft2020_12()
-        .for_serialize()
+    let mut settings = schemars::generate::SchemaSettings::draft2020_12().for_serialize();
+    settings.inline_subschemas = true;
+    settings
         .into_generator()
         .into_root_schema_for::<T>()
         .to_value()

@@ -15,6 +15,9 @@
 //!   `APIZR_LAUNCHER`. Neither → the call is refused (`backend_unavailable`) instead of running
 //!   without the policy's Linux controls.
 //! * Any status but `success` is a [`CallError`] carrying that status and the details.
+//! * A governed call writes the same audit line as `apizr execute` (written by the backend)
+//!   to the file named by `APIZR_AUDIT_FILE`, when set; a file that cannot be opened makes
+//!   the call `backend_unavailable` rather than run unaudited.
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -27,6 +30,7 @@ use serde::de::DeserializeOwned;
 
 use super::CallError;
 use super::private::{Governance, PythonBinding};
+use crate::audit::{AuditSink, FileAuditSink};
 use crate::call::{AnyExecutor, Call, Outcome};
 use crate::local::runtime::{LauncherLocation, RuntimeConfig};
 use crate::oci::RuntimeImage;
@@ -39,7 +43,7 @@ use crate::status::Status;
 static INITIALIZED: AtomicBool = AtomicBool::new(false);
 
 /// Workers of a direct binding's pool (each is one Python process).
-const DIRECT_WORKERS: usize = 2;
+pub(crate) const DIRECT_WORKERS: usize = 2;
 
 pub(crate) fn mark_initialized() {
     INITIALIZED.store(true, Ordering::SeqCst);
@@ -72,7 +76,9 @@ fn unavailable(binding: &PythonBinding, why: impl std::fmt::Display) -> CallErro
 }
 
 /// The contract and executable, after the embedded bytes were checked against their digests.
-fn parts(binding: &'static PythonBinding) -> Result<(InvocationContract, Executable), CallError> {
+pub(crate) fn parts(
+    binding: &'static PythonBinding,
+) -> Result<(InvocationContract, Executable), CallError> {
     binding.verify()?;
     // The embedded contract has the manifest entries' shape; it is read the way `apizr serve`
     // reads a generated project's manifest.
@@ -85,7 +91,7 @@ fn parts(binding: &'static PythonBinding) -> Result<(InvocationContract, Executa
     Ok((contract, Executable::new(binding.executable().to_vec())))
 }
 
-fn launcher(binding: &PythonBinding) -> Result<LauncherLocation, CallError> {
+pub(crate) fn launcher(binding: &PythonBinding) -> Result<LauncherLocation, CallError> {
     if INITIALIZED.load(Ordering::SeqCst) {
         return Ok(LauncherLocation::CurrentExe);
     }
@@ -122,9 +128,24 @@ fn governed(binding: &'static PythonBinding) -> Result<Option<AnyExecutor>, Call
     };
     let policy = AnyPolicy::from_slice(policy.as_bytes())
         .map_err(|e| unavailable(binding, format!("embedded policy: {e}")))?;
-    AnyExecutor::for_policy(policy, config, image)
+    AnyExecutor::for_policy_audited(policy, config, image, audit_sink(binding)?)
         .map(Some)
         .map_err(|e| unavailable(binding, e))
+}
+
+/// `APIZR_AUDIT_FILE` (as for `apizr execute`): governed calls append their audit line there.
+fn audit_sink(binding: &PythonBinding) -> Result<Option<Arc<dyn AuditSink>>, CallError> {
+    let Some(path) = std::env::var_os("APIZR_AUDIT_FILE").filter(|v| !v.is_empty()) else {
+        return Ok(None);
+    };
+    let path = PathBuf::from(path);
+    let sink = FileAuditSink::open(&path).map_err(|e| {
+        unavailable(
+            binding,
+            format!("cannot open audit file {}: {e}", path.display()),
+        )
+    })?;
+    Ok(Some(Arc::new(sink)))
 }
 
 fn pool_config(

@@ -16,6 +16,7 @@ use clap::Parser as _;
 use super::args::BundleArgs;
 use super::error::ServeError;
 use super::options::{ServeOptions, Transport};
+use super::service::ServicePlan;
 use super::spec::ServeSpec;
 
 /// The nearest ancestor of the running binary holding `capability-ir.json`, else the working
@@ -76,6 +77,15 @@ pub fn serve_blocking(
     spec: ServeSpec,
     options: ServeOptions,
 ) -> Result<(), ServeError> {
+    serve_plan_blocking(transport, ServicePlan::from(spec), options)
+}
+
+/// As [`serve_blocking`], for any [`ServicePlan`] (registered bindings and native endpoints).
+pub fn serve_plan_blocking(
+    transport: Transport,
+    plan: ServicePlan,
+    options: ServeOptions,
+) -> Result<(), ServeError> {
     options.check_exposure()?;
     let mut builder = tokio::runtime::Builder::new_multi_thread();
     if std::env::var_os("TOKIO_WORKER_THREADS").is_none() {
@@ -91,7 +101,7 @@ pub fn serve_blocking(
             what: "tokio",
             source,
         })?;
-    runtime.block_on(serve(transport, spec, options))
+    runtime.block_on(serve_plan(transport, plan, options))
 }
 
 /// Serve on the current tokio runtime.
@@ -100,14 +110,23 @@ pub async fn serve(
     spec: ServeSpec,
     options: ServeOptions,
 ) -> Result<(), ServeError> {
+    serve_plan(transport, ServicePlan::from(spec), options).await
+}
+
+/// Serve a [`ServicePlan`] on the current tokio runtime.
+pub async fn serve_plan(
+    transport: Transport,
+    plan: ServicePlan,
+    options: ServeOptions,
+) -> Result<(), ServeError> {
     match transport {
         #[cfg(feature = "rest")]
-        Transport::Rest => super::rest::run_rest(spec, options).await,
+        Transport::Rest => super::rest::run_rest_plan(plan, options).await,
         #[cfg(feature = "mcp")]
-        Transport::Mcp => super::mcp::run_mcp(spec, options).await,
+        Transport::Mcp => super::mcp::run_mcp_plan(plan, options).await,
         #[allow(unreachable_patterns)]
         other => {
-            let _ = (spec, options);
+            let _ = (plan, options);
             Err(ServeError::MissingTransport(other.label()))
         }
     }

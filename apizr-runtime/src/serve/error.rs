@@ -54,6 +54,9 @@ pub enum ServeError {
     McpStart(Box<rmcp::service::ServerInitializeError>),
     #[error("this build has no {0} transport (cargo feature missing)")]
     MissingTransport(&'static str),
+    /// Two Python functions or native endpoints registered under one name.
+    #[error("`{0}` is served twice (capability and endpoint names must be unique)")]
+    DuplicateName(String),
 }
 
 /// Why a bundle directory was refused.

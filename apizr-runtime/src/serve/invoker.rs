@@ -51,6 +51,24 @@ impl Invoker {
     /// worker; governed: probe the host, or the engine and the image).
     /// `sets`: how direct mode returns set results (REST: arrays; MCP: rejected).
     pub async fn start(spec: ServeSpec, sets: SetResults) -> Result<Invoker, ServeError> {
+        Invoker::start_inner(spec, sets, None).await
+    }
+
+    /// As [`Invoker::start`], counting into a server's shared `metrics` (which must have a
+    /// series for each of this spec's capabilities; see `serve::service`).
+    pub async fn start_with(
+        spec: ServeSpec,
+        sets: SetResults,
+        metrics: Arc<Metrics>,
+    ) -> Result<Invoker, ServeError> {
+        Invoker::start_inner(spec, sets, Some(metrics)).await
+    }
+
+    async fn start_inner(
+        spec: ServeSpec,
+        sets: SetResults,
+        shared: Option<Arc<Metrics>>,
+    ) -> Result<Invoker, ServeError> {
         let mut unenforceable = Vec::new();
         let executor = match &spec.mode {
             ExecutionMode::Direct { workers, timeout } => {
@@ -107,12 +125,18 @@ impl Invoker {
             }),
         };
         let names: Vec<String> = spec.capabilities.iter().map(|c| c.name.clone()).collect();
-        let mut metrics = Metrics::new(names.clone());
         if let Some(claim) = claim {
             announce_governed_limits(&spec.gates, claim);
-            metrics = metrics.with_governed_limits(spec.gates.workers, spec.gates.memory_bytes);
         }
-        let metrics = Arc::new(metrics);
+        let metrics = shared.unwrap_or_else(|| {
+            let metrics = Metrics::new(names.clone());
+            Arc::new(match claim {
+                Some(_) => {
+                    metrics.with_governed_limits(spec.gates.workers, spec.gates.memory_bytes)
+                }
+                None => metrics,
+            })
+        });
         let admission = Admission::new(
             names.iter().map(String::as_str),
             &spec.gates,
@@ -254,7 +278,7 @@ impl Invoker {
 }
 
 /// The governed server's audit file (appended to; one JSON line per call).
-fn open_audit(path: &std::path::Path) -> Result<Arc<dyn AuditSink>, ExecutorError> {
+pub(crate) fn open_audit(path: &std::path::Path) -> Result<Arc<dyn AuditSink>, ExecutorError> {
     let sink = FileAuditSink::open(path).map_err(|e| ExecutorError::Audit {
         path: path.display().to_string(),
         reason: e.to_string(),

@@ -1,5 +1,6 @@
-//! The MCP transport (cargo feature `mcp`): the contracts of a [`ServeSpec`] as MCP tools,
-//! over stdio or Streamable HTTP at `/mcp`, executed by the shared [`Invoker`].
+//! The MCP transport (cargo feature `mcp`): the contracts and native endpoints of a
+//! [`ServicePlan`] as MCP tools, over stdio or Streamable HTTP at `/mcp`, executed by the
+//! shared [`Service`] (the same one the REST transport calls).
 //!
 //! * [`tools`] — the reference's tool naming rule, `mcp-tools.json`, our `outputSchema`;
 //! * [`handler`] — the rmcp `ServerHandler` and the tool results of `serve/reply.rs`;
@@ -25,32 +26,46 @@ pub use http::HttpOptions;
 pub use tools::{ToolSet, tool_name};
 
 use super::error::ServeError;
-use super::invoker::Invoker;
 use super::options::ServeOptions;
+use super::service::{Service, ServicePlan};
 use super::spec::ServeSpec;
 use crate::pool::SetResults;
 
 /// Start the invoker of `spec` and build the MCP handler over its capabilities.
 pub async fn start_handler(spec: ServeSpec) -> Result<McpHandler, ServeError> {
-    let contracts: Vec<_> = spec
-        .capabilities
-        .iter()
-        .map(|c| c.contract.clone())
-        .collect();
-    let tools = ToolSet::new(&contracts)?;
-    let invoker = Invoker::start(spec, SetResults::Reject).await?;
-    Ok(McpHandler::new(tools, Arc::new(invoker)))
+    start_plan_handler(ServicePlan::from(spec)).await
+}
+
+/// Start the [`Service`] of `plan` and build the MCP handler over its Python capabilities and
+/// native endpoints.
+pub async fn start_plan_handler(plan: ServicePlan) -> Result<McpHandler, ServeError> {
+    let tools = ToolSet::new(&plan.contracts())?;
+    plan.names()?;
+    for endpoint in &plan.native {
+        // A native name that equals a Python tool's MCP name would be listed twice.
+        if tools.get(endpoint.name).is_some() {
+            return Err(ServeError::DuplicateName(endpoint.name.to_string()));
+        }
+    }
+    let native = plan.native.clone();
+    let service = Service::start(plan, SetResults::Reject).await?;
+    Ok(McpHandler::new(tools, &native, Arc::new(service)))
 }
 
 /// Serve `spec` over stdio (default) or, with `options.mcp_http`, Streamable HTTP at
 /// `http://host:port/mcp` until SIGINT/SIGTERM.
 pub async fn run_mcp(spec: ServeSpec, options: ServeOptions) -> Result<(), ServeError> {
+    run_mcp_plan(ServicePlan::from(spec), options).await
+}
+
+/// As [`run_mcp`], for any [`ServicePlan`] (registered bindings and native endpoints).
+pub async fn run_mcp_plan(plan: ServicePlan, options: ServeOptions) -> Result<(), ServeError> {
     if !options.mcp_http {
-        let handler = start_handler(spec).await?;
+        let handler = start_plan_handler(plan).await?;
         return stdio::serve_stdio(handler).await;
     }
     options.check_exposure()?;
-    let handler = start_handler(spec).await?;
+    let handler = start_plan_handler(plan).await?;
     let listener = tokio::net::TcpListener::bind((options.host.as_str(), options.port))
         .await
         .map_err(|source| ServeError::Bind {

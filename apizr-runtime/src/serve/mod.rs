@@ -8,7 +8,10 @@
 //!   included);
 //! * `gate` — the per-capability and server-wide admission gates (drop guards);
 //! * [`invoker`] — [`Invoker`]: the call API ([`crate::call`]) behind the gates, on one
-//!   executor;
+//!   executor (one Python source, one execution mode);
+//! * [`native`] — native endpoints (`#[endpoint]` functions) and their limits;
+//! * [`service`] — [`Service`]: every served name routed to an invoker or a native endpoint;
+//!   the one thing both transports call ([`ServicePlan`]: what it serves);
 //! * [`metrics`] — Prometheus counters;
 //! * [`options`] — listen address, token, transport, tuning flags, and the [`HttpLimits`] of
 //!   both transports;
@@ -31,7 +34,7 @@ pub mod invoker;
 #[cfg(feature = "mcp")]
 pub mod mcp;
 pub mod metrics;
-#[cfg(feature = "rest")]
+pub mod native;
 pub mod openapi;
 pub mod options;
 pub mod reply;
@@ -39,14 +42,18 @@ pub mod reply;
 pub mod rest;
 #[cfg(feature = "rest")]
 mod rest_docs;
+pub mod service;
 pub mod spec;
 
 pub use self::args::{BundleArgs, ServerArgs};
-pub use self::entry::{bundle_main, bundle_main_in, serve, serve_blocking};
+pub use self::entry::{
+    bundle_main, bundle_main_in, serve, serve_blocking, serve_plan, serve_plan_blocking,
+};
 pub use self::error::{BundleError, ServeError};
 pub use self::invoker::Invoker;
 pub use self::options::{HttpLimits, ServeOptions, SpecOverrides, Transport};
 pub use self::reply::{Answer, HttpReply, McpReply, Rejected, http_reply, mcp_reply};
+pub use self::service::{Service, ServicePlan};
 pub use self::spec::{
     CancelGuard, CancelOnDrop, DEFAULT_OCI_POOL, ExecutionMode, Gates, ServeSource, ServeSpec,
     ServedCapability,

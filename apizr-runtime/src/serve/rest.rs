@@ -9,6 +9,9 @@
 //! | `GET /openapi.json`, `GET /docs` | the document; a self-contained try-it page |
 //! | `POST /capabilities/<name>` | 200 value · 422 detail · 429 + Retry-After · 400 · 408 · 413 · 500 · 503 · 504 |
 //!
+//! Routes go to a [`Service`]: Python capabilities and native endpoints alike (a native
+//! endpoint's `max_input_bytes` is the body limit of its route, 413 past it).
+//!
 //! The listener is bound before the workers start so probes can watch start-up. With a token
 //! every route but `/health` and `/readyz` (so `/docs` too) needs `Authorization: Bearer
 //! <token>` (compared in constant time). A client that disconnects mid-call drops the handler
@@ -27,15 +30,14 @@ use axum::routing::{get, post};
 
 use super::error::ServeError;
 use super::http::{BodyBudget, read_body};
-use super::invoker::Invoker;
 use super::options::{HttpLimits, ServeOptions};
 use super::reply::{HttpReply, http_reply};
+use super::service::{Service, ServicePlan};
 use super::spec::{CancelOnDrop, ServeSpec};
-use crate::call::MAX_ARGUMENT_BYTES as MAX_BODY_BYTES;
 use crate::pool::SetResults;
 
 struct AppState {
-    invoker: OnceLock<Arc<Invoker>>,
+    service: OnceLock<Arc<Service>>,
     openapi: Vec<u8>,
     token: Option<String>,
     startup_error: OnceLock<String>,
@@ -100,8 +102,8 @@ async fn health() -> Response {
 }
 
 async fn readyz(State(state): State<Shared>) -> Response {
-    if let Some(invoker) = state.invoker.get() {
-        match invoker.not_ready() {
+    if let Some(service) = state.service.get() {
+        match service.not_ready() {
             // Started, but its policy cannot be enforced here: never "ready".
             Some(why) => detail(StatusCode::SERVICE_UNAVAILABLE, &why),
             None => json(StatusCode::OK, b"{\"status\":\"ready\"}".to_vec()),
@@ -118,9 +120,9 @@ async fn metrics(State(state): State<Shared>, headers: HeaderMap) -> Response {
         return unauthorized();
     }
     let text = state
-        .invoker
+        .service
         .get()
-        .map(|i| i.metrics_text())
+        .map(|s| s.metrics_text())
         .unwrap_or_default();
     let mut r = (StatusCode::OK, text).into_response();
     r.headers_mut().insert(
@@ -158,16 +160,16 @@ async fn call(
     if !authorized(&state, &headers) {
         return unauthorized();
     }
-    let Some(invoker) = state.invoker.get() else {
+    let Some(service) = state.service.get() else {
         return detail(StatusCode::SERVICE_UNAVAILABLE, "Service not ready");
     };
-    if invoker.spec().capability(&name).is_none() {
+    if !service.serves(&name) {
         return detail(StatusCode::NOT_FOUND, "Not Found");
     }
     let read = read_body(
         body,
         &headers,
-        MAX_BODY_BYTES,
+        service.max_input_bytes(&name),
         state.limits.body_timeout,
         &state.budget,
     )
@@ -175,16 +177,16 @@ async fn call(
     let (bytes, _lease) = match read {
         Ok(read) => read,
         Err(e) => {
-            let response = e.response(invoker.spec().gates.retry_after);
-            invoker.metrics.http_status(response.status().as_u16());
+            let response = e.response(service.retry_after());
+            service.metrics.http_status(response.status().as_u16());
             return response;
         }
     };
-    let answer = invoker
+    let answer = service
         .call_json(&name, &bytes, CancelOnDrop::never())
         .await;
     let response = response(http_reply(answer));
-    invoker.metrics.http_status(response.status().as_u16());
+    service.metrics.http_status(response.status().as_u16());
     response
 }
 
@@ -215,6 +217,11 @@ fn router(state: Shared) -> Router {
 
 /// Bind `options.host:options.port` and serve until SIGINT/SIGTERM.
 pub async fn run_rest(spec: ServeSpec, options: ServeOptions) -> Result<(), ServeError> {
+    run_rest_plan(ServicePlan::from(spec), options).await
+}
+
+/// As [`run_rest`], for any [`ServicePlan`] (registered bindings and native endpoints).
+pub async fn run_rest_plan(plan: ServicePlan, options: ServeOptions) -> Result<(), ServeError> {
     options.check_exposure()?;
     let listener = tokio::net::TcpListener::bind((options.host.as_str(), options.port))
         .await
@@ -225,7 +232,7 @@ pub async fn run_rest(spec: ServeSpec, options: ServeOptions) -> Result<(), Serv
     if let Ok(addr) = listener.local_addr() {
         eprintln!("apizr: REST server listening on http://{addr} (docs at /docs)");
     }
-    run_rest_on(listener, spec, options).await
+    run_rest_plan_on(listener, plan, options).await
 }
 
 /// Serve on an already-bound listener (tests bind port 0).
@@ -234,12 +241,20 @@ pub async fn run_rest_on(
     spec: ServeSpec,
     options: ServeOptions,
 ) -> Result<(), ServeError> {
-    let openapi = spec
-        .openapi
-        .clone()
-        .unwrap_or_else(|| super::openapi::bytes(&spec.capabilities));
+    run_rest_plan_on(listener, ServicePlan::from(spec), options).await
+}
+
+/// Serve a [`ServicePlan`] on an already-bound listener.
+pub async fn run_rest_plan_on(
+    listener: tokio::net::TcpListener,
+    plan: ServicePlan,
+    options: ServeOptions,
+) -> Result<(), ServeError> {
+    // Names clash before anything listens.
+    plan.names()?;
+    let openapi = plan.openapi();
     let state = Arc::new(AppState {
-        invoker: OnceLock::new(),
+        service: OnceLock::new(),
         openapi,
         token: options.token.clone(),
         startup_error: OnceLock::new(),
@@ -248,9 +263,9 @@ pub async fn run_rest_on(
     });
     let starter = state.clone();
     tokio::spawn(async move {
-        match Invoker::start(spec, SetResults::ToList).await {
-            Ok(invoker) => {
-                let _ = starter.invoker.set(Arc::new(invoker));
+        match Service::start(plan, SetResults::ToList).await {
+            Ok(service) => {
+                let _ = starter.service.set(Arc::new(service));
             }
             Err(e) => {
                 eprintln!("apizr: cannot start: {e}");

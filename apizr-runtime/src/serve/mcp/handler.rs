@@ -1,4 +1,6 @@
-//! The rmcp [`ServerHandler`]: `initialize`, `tools/list` and `tools/call` over an [`Invoker`].
+//! The rmcp [`ServerHandler`]: `initialize`, `tools/list` and `tools/call` over a [`Service`]:
+//! the Python capabilities' tools (named and described as in `mcp-tools.json`), then the native
+//! endpoints' tools (their Rust names, doc comments and schemars schemas).
 //!
 //! Why a hand-written handler instead of rmcp's `#[tool]` macros: the tools are only known at
 //! run time (from contracts), their schemas come from TypeSpecs rather than Rust types, and
@@ -18,13 +20,14 @@ use rmcp::{ErrorData, RoleServer, ServerHandler};
 
 use super::exact;
 use super::rewrite::{NOT_AN_OBJECT_META, RAW_ARGUMENTS_META};
-use super::tools::{ToolSet, ToolSpec, structured_result};
-use crate::serve::invoker::Invoker;
+use super::tools::{ToolSet, ToolSpec, native_tool_entry, structured_result};
+use crate::serve::native::NativeEndpoint;
 use crate::serve::reply::{Answer, McpReply, mcp_reply};
 pub use crate::serve::reply::{
     BUSY, EXECUTION_FAILED, INVALID_ARGUMENTS, OVER_CAPACITY, RESOURCE_LIMIT, TIMED_OUT,
     UNKNOWN_TOOL,
 };
+use crate::serve::service::Service;
 use crate::serve::spec::CancelOnDrop;
 
 /// Server name in `serverInfo` (as the reference).
@@ -35,7 +38,7 @@ pub const SERVER_VERSION: &str = "apizr.mcp/v1";
 /// JSON-RPC `-32602` message for `arguments` that are not an object (the Python SDK's text).
 pub const INVALID_PARAMS: &str = "Invalid request parameters";
 
-/// A cheap-to-clone MCP server over one [`Invoker`].
+/// A cheap-to-clone MCP server over one [`Service`].
 #[derive(Clone)]
 pub struct McpHandler {
     shared: Arc<Shared>,
@@ -43,8 +46,10 @@ pub struct McpHandler {
 
 struct Shared {
     tools: ToolSet,
+    /// Native endpoints' tool names (their served names).
+    native: Vec<String>,
     listed: Vec<Tool>,
-    invoker: Arc<Invoker>,
+    service: Arc<Service>,
 }
 
 impl std::fmt::Debug for McpHandler {
@@ -85,6 +90,18 @@ fn rmcp_tool(spec: &ToolSpec) -> Tool {
         })
 }
 
+/// The SDK's `Tool` of a native endpoint (read from its `tools/list` entry).
+fn native_tool(endpoint: &NativeEndpoint) -> Tool {
+    let entry = native_tool_entry(endpoint);
+    serde_json::from_value(entry).unwrap_or_else(|_| {
+        Tool::new_with_raw(
+            endpoint.name,
+            endpoint.description.map(Into::into),
+            Arc::new(JsonObject::new()),
+        )
+    })
+}
+
 /// A tool-level error result: one text content, `isError: true`, no structured content.
 pub fn error_result(text: &str) -> CallToolResult {
     CallToolResult::error(vec![ContentBlock::text(text)])
@@ -117,14 +134,17 @@ pub fn tool_result(answer: Answer) -> CallToolResult {
 }
 
 impl McpHandler {
-    /// Serve `tools` (built from the invoker's contracts) through `invoker`.
-    pub fn new(tools: ToolSet, invoker: Arc<Invoker>) -> Self {
-        let listed = tools.tools().iter().map(rmcp_tool).collect();
+    /// Serve `tools` (built from the service's contracts) and the `native` endpoints through
+    /// `service`.
+    pub fn new(tools: ToolSet, native: &[NativeEndpoint], service: Arc<Service>) -> Self {
+        let mut listed: Vec<Tool> = tools.tools().iter().map(rmcp_tool).collect();
+        listed.extend(native.iter().map(native_tool));
         McpHandler {
             shared: Arc::new(Shared {
                 tools,
+                native: native.iter().map(|e| e.name.to_string()).collect(),
                 listed,
-                invoker,
+                service,
             }),
         }
     }
@@ -144,13 +164,16 @@ impl McpHandler {
 
     /// One `tools/call` with the arguments as raw JSON text (Python decoding semantics).
     pub async fn call_raw(&self, name: &str, arguments: &[u8]) -> CallToolResult {
-        let Some(tool) = self.shared.tools.get(name) else {
-            return error_result(UNKNOWN_TOOL);
+        // Python tools are called by their capability (REST) name; native ones by their own.
+        let served = match self.shared.tools.get(name) {
+            Some(tool) => tool.contract.name.as_str(),
+            None if self.shared.native.iter().any(|n| n == name) => name,
+            None => return error_result(UNKNOWN_TOOL),
         };
         let result = self
             .shared
-            .invoker
-            .call(&tool.contract.name, arguments, CancelOnDrop::never())
+            .service
+            .call(served, arguments, CancelOnDrop::never())
             .await;
         tool_result(result)
     }

@@ -151,3 +151,46 @@ impl ToolSet {
         tools_document(&contracts, &names)
     }
 }
+
+/// The `tools/list` entry of a native endpoint: its name, doc comment, input schema (from the
+/// argument types) and `outputSchema` by the same [`ResultShape`] rule as Python tools — an
+/// object type as is, a type that is never an object wrapped as `{"result": …}`, and none
+/// when the schema does not say (an untagged enum may or may not be an object).
+pub fn native_tool_entry(endpoint: &crate::serve::native::NativeEndpoint) -> serde_json::Value {
+    use serde_json::{Value as Json, json};
+    let mut entry = serde_json::Map::new();
+    entry.insert("name".into(), Json::from(endpoint.name));
+    if let Some(description) = endpoint.description {
+        entry.insert("description".into(), Json::from(description));
+    }
+    entry.insert("inputSchema".into(), (endpoint.input_schema)());
+    let mut output = (endpoint.output_schema)();
+    let kind = output.get("type").and_then(Json::as_str).map(str::to_owned);
+    let shape = match kind.as_deref() {
+        Some("object") => ResultShape::Object,
+        Some("string" | "integer" | "number" | "boolean" | "array" | "null") => {
+            ResultShape::Wrapped
+        }
+        _ => ResultShape::ByValue,
+    };
+    match shape {
+        ResultShape::Object => {
+            entry.insert("outputSchema".into(), output);
+        }
+        ResultShape::Wrapped => {
+            let dialect = output.as_object_mut().and_then(|m| m.remove("$schema"));
+            let mut wrapped = json!({
+                "additionalProperties": false,
+                "properties": {"result": output},
+                "required": ["result"],
+                "type": "object",
+            });
+            if let (Some(map), Some(dialect)) = (wrapped.as_object_mut(), dialect) {
+                map.insert("$schema".into(), dialect);
+            }
+            entry.insert("outputSchema".into(), wrapped);
+        }
+        ResultShape::ByValue => {}
+    }
+    Json::Object(entry)
+}
