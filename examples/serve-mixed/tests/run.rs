@@ -2,6 +2,7 @@
 //! (real HTTP against the built binary: routes, documents, metrics, readiness, the native
 //! limits stopping what would otherwise run, and the audit lines of both kinds of call) and over
 //! MCP (the official Python `mcp` client, `tests/mcp_client/drive.py`, over stdio).
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
