@@ -50,6 +50,38 @@ pub enum ServeCommand {
     /// Serve capabilities as MCP tools (stdio by default, or Streamable HTTP at /mcp)
     #[command(after_help = SERVE_EXAMPLES)]
     Mcp(ServeArgs),
+    /// Serve the code interpreter as one MCP tool, `python` (input {"code": string},
+    /// structured result apizr.interpreter-result/v1), over stdio
+    #[command(after_help = INTERPRETER_EXAMPLES)]
+    Interpreter(InterpreterServeArgs),
+}
+
+const INTERPRETER_EXAMPLES: &str = "\
+The tier, policy and import allowlist are the server's (flags); clients send only code.
+With --session, calls share one persistent interpreter (variables, imports, workspace files)
+that ends with the server, after --idle-timeout seconds without a call, or when a call
+times out. Sessions exist for the local tiers only.
+
+Examples:
+  apizr serve interpreter                               local tier, default policy
+  apizr serve interpreter --policy strict.json --session
+  apizr serve interpreter --tier docker --image apizr-ci/worker:dev";
+
+#[derive(Debug, Args)]
+pub struct InterpreterServeArgs {
+    #[command(flatten)]
+    pub interpreter: crate::run::InterpreterArgs,
+    /// Keep one persistent session for the client (local tiers)
+    #[arg(long)]
+    pub session: bool,
+    /// With --session: end the session after this many seconds without a call
+    #[arg(
+        long,
+        value_name = "SECONDS",
+        default_value_t = 600,
+        requires = "session"
+    )]
+    pub idle_timeout: u64,
 }
 
 #[derive(Debug, Args)]
@@ -91,11 +123,34 @@ pub fn run(command: &ServeCommand) -> anyhow::Result<ExitCode> {
     let (transport, args) = match command {
         ServeCommand::Rest(a) => (Transport::Rest, a),
         ServeCommand::Mcp(a) => (Transport::Mcp, a),
+        ServeCommand::Interpreter(a) => return serve_interpreter(a),
     };
     let mut spec = build_spec(args)?;
     args.server.overrides().apply(&mut spec);
     let options = args.server.options();
     serve_blocking(transport, spec, options).map_err(|e| anyhow!(e))?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `apizr serve interpreter`: the `python` tool over stdio until the client closes stdin.
+fn serve_interpreter(args: &InterpreterServeArgs) -> anyhow::Result<ExitCode> {
+    use apizr_runtime::interpreter::SessionOptions;
+    use apizr_runtime::serve::mcp::interpreter::{InterpreterHandler, serve_interpreter_blocking};
+    let (interpreter, options) = args.interpreter.build()?;
+    let environment = interpreter
+        .environment(&args.interpreter.tier, options)
+        .context("interpreter")?;
+    if args.session && environment.tier().is_docker() {
+        bail!(
+            "--session: sessions exist for the local tiers only, not `{}`",
+            environment.tier().name()
+        );
+    }
+    let session = args.session.then(|| SessionOptions {
+        idle_timeout: std::time::Duration::from_secs(args.idle_timeout.max(1)),
+    });
+    let handler = InterpreterHandler::new(environment, session);
+    serve_interpreter_blocking(handler).map_err(|e| anyhow!(e))?;
     Ok(ExitCode::SUCCESS)
 }
 

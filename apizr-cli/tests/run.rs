@@ -158,3 +158,99 @@ fn a_host_secret_in_the_environment_is_not_readable_by_default() {
     assert_eq!(json(&out)["stdout"], "hunter2");
     std::fs::remove_dir_all(dir).unwrap();
 }
+
+/// `apizr serve interpreter` driven by the official `mcp` client over stdio: the `python`
+/// tool and its schemas, structured results, one session's state across calls, and a network
+/// attempt denied under `local` with the strict policy (a host listener gets nothing).
+#[test]
+fn serve_interpreter_answers_the_official_mcp_client() {
+    use std::io::Read;
+    let Some(python) = apizr_test_support::mcp_client_python() else {
+        return;
+    };
+    let dir = scratch("mcp");
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let policy = dir.join("strict.json");
+    std::fs::write(
+        &policy,
+        r#"{"network_access": false, "subprocess_execution": false, "env_var_access": false,
+            "filesystem_read_roots": [], "filesystem_write_roots": [], "timeout": 20}"#,
+    )
+    .unwrap();
+    let connect = format!(
+        "import socket\ntry:\n    socket.create_connection(('127.0.0.1', {port}), timeout=3).sendall(b'leak')\n    print('sent')\nexcept OSError as e:\n    print('denied', type(e).__name__)\n"
+    );
+    let calls = serde_json::json!([
+        {"name": "python", "arguments": {"code": "x = 6 * 7"}},
+        {"name": "python", "arguments": {"code": "print(x)"}},
+        {"name": "python", "arguments": {"code": connect}},
+        {"name": "python", "arguments": {"code": "raise SystemExit(3)"}},
+    ]);
+    let calls_file = dir.join("calls.json");
+    std::fs::write(&calls_file, calls.to_string()).unwrap();
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
+    let out = Command::new(python)
+        .arg(root.join("tests/mcp_client/drive.py"))
+        .args(["--stdio", "--calls"])
+        .arg(&calls_file)
+        .arg("--")
+        .arg(env!("CARGO_BIN_EXE_apizr"))
+        .args(["serve", "interpreter", "--session", "--policy"])
+        .arg(&policy)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let t = json(&out);
+    let tools = t["tools"].as_array().unwrap();
+    assert_eq!(tools.len(), 1, "{t}");
+    assert_eq!(tools[0]["name"], "python");
+    assert_eq!(
+        tools[0]["inputSchema"]["required"],
+        serde_json::json!(["code"])
+    );
+    assert_eq!(
+        tools[0]["inputSchema"]["properties"]["code"]["type"],
+        "string"
+    );
+    assert_eq!(tools[0]["outputSchema"]["type"], "object");
+    let result = |i: usize| &t["calls"][i]["result"];
+    let structured = |i: usize| &result(i)["structuredContent"];
+    assert_eq!(result(0)["isError"], false, "{t}");
+    assert_eq!(
+        structured(0)["schema_version"],
+        "apizr.interpreter-result/v1"
+    );
+    // The session kept `x` between calls.
+    assert_eq!(structured(1)["stdout"], "42", "{t}");
+    // The network attempt is denied, reported as enforced, and nothing reached the host.
+    assert!(
+        structured(2)["stdout"]
+            .as_str()
+            .unwrap()
+            .starts_with("denied"),
+        "{t}"
+    );
+    let rows = structured(2)["enforcement"]["capabilities"]
+        .as_array()
+        .unwrap();
+    assert!(
+        rows.iter()
+            .any(|r| r["capability"] == "network_access" && r["status"] == "enforced"),
+        "{t}"
+    );
+    let mut got = Vec::new();
+    if let Ok((mut conn, _)) = listener.accept() {
+        let _ = conn.read_to_end(&mut got);
+    }
+    assert!(got.is_empty(), "the code reached the host listener");
+    // A failed run is a tool error with the same structured result.
+    assert_eq!(result(3)["isError"], true);
+    assert_eq!(structured(3)["exit_code"], 3);
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -31,6 +31,8 @@
 //! * [`result`] — [`ExecutionResult`] and [`Artifact`] (`apizr.interpreter-result/v1`).
 //! * [`environment`] — [`Interpreter`] (shared state) and its factory of [`Environment`]s;
 //!   the import check and the `static` tier.
+//! * [`session`] — [`Session`]: a persistent interpreter (local tiers) under one policy, with
+//!   `copy_in` / `copy_out`, idle expiry and close.
 //! * Tiers: `local` (the local tiers: spawn path, supervision), `docker` (the docker tiers:
 //!   container body, exchange, archive).
 //! * Building blocks: [`bootstrap`] (the in-worker bootstrap and import guard), [`capture`]
@@ -50,6 +52,7 @@ pub mod packages;
 pub mod policy;
 mod process;
 pub mod result;
+pub mod session;
 pub mod sniff;
 pub mod tar;
 pub mod tier;
@@ -61,4 +64,5 @@ pub use environment::{
 };
 pub use policy::{CapabilityPolicy, PolicyError};
 pub use result::{Artifact, ExecutionResult, RESULT_SCHEMA};
+pub use session::{Session, SessionError, SessionOptions};
 pub use tier::{Tier, UnknownTier};

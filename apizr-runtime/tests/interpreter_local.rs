@@ -5,6 +5,8 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod interpreter_support;
+#[path = "interpreter_local/session.rs"]
+mod session;
 
 use std::io::Read;
 use std::net::TcpListener;
@@ -470,8 +472,11 @@ fn the_compatibility_matrix_is_measured_per_tier() {
             support.features["policy_applied"],
             support.tier.applies_policy()
         );
-        // No sessions yet: copy in/out is not claimed by any tier.
-        assert!(!support.features["copy_in"] && !support.features["copy_out"]);
+        // Sessions (and with them copy in/out) exist for the local tiers only.
+        let sessions = matches!(support.tier, Tier::Local | Tier::LocalUnsafe);
+        for f in ["sessions", "copy_in", "copy_out"] {
+            assert_eq!(support.features[f], sessions, "{f} {:?}", support.tier);
+        }
     }
     // No image configured: the docker tiers say they cannot run, and why.
     assert!(!matrix[4].features["execute_code"]);

@@ -2,7 +2,7 @@
 #
 # Reads one request from stdin: a u64 big-endian length, then a `marshal` dict
 # {"code": str, "filename": str, "allowed": list|None, "seccomp": list[bytes]|None,
-#  "site_dirs": list[str], "env_keep": list|None, "hold": bool}. `env_keep` drops every other
+#  "site_dirs": list[str], "env_keep": list|None, "hold": bool, "session": bool}. `env_keep` drops every other
 # environment variable first (containers: the engine and the image add some). Then stdin becomes /dev/null and the code runs as
 # `__main__`, exactly as `python FILE` would run it (tracebacks, `sys.exit`, `from __future__`,
 # line numbers), after, in order: the package directories are added to `sys.path`, the import
@@ -14,6 +14,12 @@
 # stdin to close before exiting with the child's status, so the host can copy the workspace
 # out of the still-running container.
 #
+# `session` (persistent sessions): the set-up (packages, guard, seccomp) happens once; then
+# each further frame is one call — a 32-byte end marker, then the code — run in the same
+# `__main__` namespace; after it, `<marker>:<status>\n` is written on stdout and stderr (after
+# flushing both). The command channel is a private copy of stdin; the code's stdin is
+# /dev/null. `sys.exit` ends the call with its status, not the session.
+#
 # Only modules already loaded by `-I -S` are imported on the common path (start-up cost).
 import marshal, posix, sys
 
@@ -24,18 +30,18 @@ def _fail(message):
     posix._exit(125)
 
 
-def _read(n):
+def _read(n, fd=0):
     b = b''
     while len(b) < n:
-        c = posix.read(0, n - len(b))
+        c = posix.read(fd, n - len(b))
         if not c:
             _fail('the request ended early')
         b += c
     return b
 
 
-def _frame():
-    return _read(int.from_bytes(_read(8), 'big'))
+def _frame(fd=0):
+    return _read(int.from_bytes(_read(8, fd), 'big'), fd)
 
 
 def _detach_stdin():
@@ -110,13 +116,11 @@ def _install_seccomp(programs):
             _fail('installing the subprocess seccomp filter failed')
 
 
-def _run(req):
-    code = req['code']
-    filename = req['filename']
+def _prepare(req):
     main = type(sys)('__main__')
     main.__dict__['__builtins__'] = __builtins__
     sys.modules['__main__'] = main
-    sys.argv[:] = [filename]
+    sys.argv[:] = [req['filename']]
     for d in req['site_dirs']:
         import site
         site.addsitedir(d)
@@ -124,6 +128,10 @@ def _run(req):
         _guard(req['allowed'])
     if req['seccomp']:
         _install_seccomp(req['seccomp'])
+    return main
+
+
+def _exec(code, filename, main):
     status = 0
     try:
         exec(compile(code, filename, 'exec', dont_inherit=True), main.__dict__)
@@ -144,7 +152,38 @@ def _run(req):
         else:
             sys.excepthook(type(e), e, tb)
         status = 1
-    raise SystemExit(status)
+    return status
+
+
+def _run(req):
+    raise SystemExit(_exec(req['code'], req['filename'], _prepare(req)))
+
+
+def _session(req):
+    channel = posix.dup(0)
+    _detach_stdin()
+    main = _prepare(req)
+    while True:
+        call = _frame(channel)
+        marker, code = call[:32], call[32:].decode('utf-8', 'surrogateescape')
+        status = _exec(code, req['filename'], main)
+        if status is None:
+            status = 0
+        elif not isinstance(status, int):
+            # What `python FILE` does with `sys.exit('message')`.
+            try:
+                print(status, file=sys.stderr)
+            except BaseException:
+                pass
+            status = 1
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except BaseException:
+                pass
+        line = marker + b':' + str(status).encode() + b'\n'
+        posix.write(1, line)
+        posix.write(2, line)
 
 
 def _hold(req):
@@ -188,7 +227,9 @@ def _keep_env(names):
 _req = marshal.loads(_frame())
 if _req['env_keep'] is not None:
     _keep_env(_req['env_keep'])
-if _req['hold']:
+if _req['session']:
+    _session(_req)
+elif _req['hold']:
     _hold(_req)
 else:
     _detach_stdin()

@@ -26,6 +26,9 @@ pub struct BootRequest {
     pub env_keep: Option<Vec<String>>,
     /// Run the code in a child and hold the container until stdin closes (see bootstrap.py).
     pub hold: bool,
+    /// A persistent session: set up once, then run one code frame after another in the same
+    /// `__main__` namespace (see bootstrap.py).
+    pub session: bool,
 }
 
 impl BootRequest {
@@ -61,10 +64,24 @@ impl BootRequest {
         }
         m.key("hold");
         m.bool(self.hold);
+        m.key("session");
+        m.bool(self.session);
         m.dict_end();
         frame(&m.out)
     }
 }
+
+/// One call of a session: the end marker (exactly [`SESSION_MARKER_LEN`] ASCII bytes), then
+/// the code, framed.
+pub fn session_call(marker: &str, code: &str) -> Vec<u8> {
+    let mut body = Vec::with_capacity(marker.len() + code.len());
+    body.extend_from_slice(marker.as_bytes());
+    body.extend_from_slice(code.as_bytes());
+    frame(&body)
+}
+
+/// The length of a session call's end marker.
+pub const SESSION_MARKER_LEN: usize = 32;
 
 /// `bytes` framed: u64 big-endian length, then the bytes.
 pub fn frame(bytes: &[u8]) -> Vec<u8> {
@@ -148,6 +165,7 @@ mod tests {
             site_dirs: vec![],
             env_keep: None,
             hold: true,
+            session: false,
         };
         let f = req.frame();
         let len = u64::from_be_bytes(f[..8].try_into().unwrap()) as usize;

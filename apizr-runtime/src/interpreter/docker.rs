@@ -310,6 +310,7 @@ impl DockerTier {
             site_dirs,
             env_keep: (tier == Tier::Docker).then(|| env_names(job.policy)),
             hold: true,
+            session: false,
         };
         let started = match self.start(tier, job.policy, engine, image, bundle_path, timeout) {
             Ok(s) => s,

@@ -182,8 +182,9 @@ impl TierSupport {
     }
 }
 
-/// mellea's matrix features for `tier`. `copy_in` / `copy_out` belong to persistent sessions,
-/// which this runtime does not offer yet: false for every tier rather than claimed.
+/// mellea's matrix features for `tier`. `sessions`, `copy_in` and `copy_out` are true only for
+/// the local tiers, the only ones with a [`super::Session`] API behind them (tested); the
+/// docker tiers do not offer sessions and say so.
 pub fn base_features(tier: Tier) -> BTreeMap<&'static str, bool> {
     let executes = tier.executes();
     BTreeMap::from([
@@ -191,8 +192,9 @@ pub fn base_features(tier: Tier) -> BTreeMap<&'static str, bool> {
         ("timeout_enforcement", executes),
         ("import_allowlist", true),
         ("policy_applied", tier.applies_policy()),
-        ("copy_in", false),
-        ("copy_out", false),
+        ("sessions", tier.executes() && !tier.is_docker()),
+        ("copy_in", tier.executes() && !tier.is_docker()),
+        ("copy_out", tier.executes() && !tier.is_docker()),
         ("package_installation", executes),
         ("docker_isolation", tier.is_docker()),
     ])

@@ -21,6 +21,7 @@ use super::local::{Job, LocalTier};
 use super::packages::PackageStore;
 use super::policy::{CapabilityPolicy, PolicyError, validate_package};
 use super::result::ExecutionResult;
+use super::session::{Session, SessionError, SessionOptions};
 use super::tier::{Tier, UnknownTier};
 use crate::local::runtime::LauncherLocation;
 
@@ -221,6 +222,21 @@ impl Environment {
         self.interpreter.support(self.tier)
     }
 
+    /// Open a persistent session of this tier and policy (local tiers; see [`Session`]).
+    pub fn session(&self, options: SessionOptions) -> Result<Session, SessionError> {
+        Session::open(self, options)
+    }
+
+    /// What a session needs of the shared state.
+    pub(crate) fn parts(&self) -> Parts<'_> {
+        Parts {
+            local: &self.interpreter.inner.local,
+            store: &self.interpreter.inner.store,
+            packages: &self.packages,
+            temp_root: self.interpreter.inner.local.temp_root(),
+        }
+    }
+
     /// Run `code` (or, in the `static` tier, only check it). Never panics; every failure is
     /// a result.
     pub fn execute(&self, code: &str) -> ExecutionResult {
@@ -316,6 +332,14 @@ impl Environment {
         r.analysis_result = Some(json!({ "imports": listed }));
         finish(r)
     }
+}
+
+/// The shared state a session starts from.
+pub(crate) struct Parts<'a> {
+    pub local: &'a LocalTier,
+    pub store: &'a PackageStore,
+    pub packages: &'a [String],
+    pub temp_root: &'a std::path::Path,
 }
 
 /// The static tier never reaches the executing branch ([`Environment::check`] answers it).

@@ -8,6 +8,7 @@
 //! → clean-up (a fresh workspace without artifacts is removed).
 
 mod ownership;
+pub(crate) mod persistent;
 pub(crate) mod spawn;
 
 use std::ffi::OsString;
@@ -34,7 +35,7 @@ use crate::local::identity::{self, IdRange};
 use crate::local::launch::SANDBOX_CWD;
 use crate::local::runtime::LauncherLocation;
 use crate::local::seccomp;
-use crate::local::spawn::{LocalSpawner, ProcessSpawner};
+use crate::local::spawn::{LocalSpawner, ProcessSpawner, SpawnSpec};
 use crate::local::workdir::WorkDir;
 
 /// One execution request, as every tier receives it.
@@ -80,6 +81,14 @@ impl LocalTier {
         }
     }
 
+    pub(crate) fn spawner(&self) -> &dyn ProcessSpawner {
+        self.spawner.as_ref()
+    }
+
+    pub(crate) fn temp_root(&self) -> &Path {
+        &self.temp_root
+    }
+
     /// What `tier` enforces on this host: the backend's plan for the strictest policy,
     /// control by control.
     pub fn support(&self, tier: Tier) -> TierSupport {
@@ -94,6 +103,88 @@ impl LocalTier {
     }
 
     pub fn run(&self, tier: Tier, job: &Job<'_>) -> ExecutionResult {
+        let Setup {
+            ctx,
+            plan,
+            v1,
+            host,
+            python,
+            site_dirs,
+            seccomp,
+            timeout,
+        } = match self.setup(tier, job) {
+            Ok(s) => s,
+            Err(result) => return *result,
+        };
+        let workspace = match Workspace::prepare(&self.temp_root, job.working_directory) {
+            Ok(w) => w,
+            Err(e) => {
+                return outcome::skipped(ctx, format!("Execution could not start: workspace: {e}"));
+            }
+        };
+        let before = Snapshot::take(&workspace.path);
+        let request = BootRequest {
+            code: job.code.to_string(),
+            allowed: job.allowed.map(<[String]>::to_vec),
+            seccomp,
+            site_dirs,
+            ..BootRequest::default()
+        };
+        let launched = self.launch(
+            tier,
+            job.policy,
+            &plan,
+            &v1,
+            &host,
+            &python,
+            &workspace.path,
+        );
+        let started = launched.and_then(|(spec, held)| {
+            let finished = process::supervise(
+                self.spawner.as_ref(),
+                &spec,
+                request.frame(),
+                job.started + timeout,
+                keeps(job.policy),
+            );
+            let cleanup = held.release();
+            match finished.spawn_error {
+                Some(error) => Err(format!("Execution could not start: {error}")),
+                None => Ok(Produced {
+                    stdout: finished.stdout,
+                    stderr: finished.stderr,
+                    exit_code: finished.exit_code,
+                    timed_out: finished.timed_out,
+                    cleanup,
+                    ..Produced::default()
+                }),
+            }
+        });
+        let mut produced = match started {
+            Ok(p) => p,
+            Err(message) => {
+                workspace.discard();
+                return outcome::skipped(ctx, message);
+            }
+        };
+        if !produced.timed_out && produced.exit_code == Some(0) {
+            let (found, truncated) = new_artifacts(&before, &workspace.path, job.policy);
+            produced.artifacts = found;
+            produced.artifacts_truncated = truncated;
+        }
+        produced.working_directory = workspace.finish(
+            !produced.artifacts.is_empty() && produced.exit_code == Some(0) && !produced.timed_out,
+        );
+        outcome::finish(ctx, produced)
+    }
+
+    /// Everything decided before a process starts: the plan, refusals, packages, seccomp.
+    /// `Err` is the result that ends the run here.
+    pub(crate) fn setup<'a>(
+        &self,
+        tier: Tier,
+        job: &Job<'a>,
+    ) -> Result<Setup<'a>, Box<ExecutionResult>> {
         let timeout = job
             .policy
             .map_or(LOCAL_DEFAULT_TIMEOUT, CapabilityPolicy::timeout_duration);
@@ -120,18 +211,21 @@ impl LocalTier {
         };
         if !ctx.enforcement.refused.is_empty() {
             let message = refusal_message(&ctx.enforcement);
-            return outcome::skipped(ctx, message);
+            return Err(Box::new(outcome::skipped(ctx, message)));
         }
         let Some(python) = host.python.clone() else {
-            return outcome::skipped(ctx, "No Python interpreter answered on this host.".into());
+            return Err(Box::new(outcome::skipped(
+                ctx,
+                "No Python interpreter answered on this host.".into(),
+            )));
         };
         let mut site_dirs = Vec::new();
         if !job.packages.is_empty() {
             let Some(version) = self.python_version(&python) else {
-                return outcome::skipped(
+                return Err(Box::new(outcome::skipped(
                     ctx,
                     "Package installation failed: the interpreter's version is unknown".into(),
-                );
+                )));
             };
             match job.store.ensure(
                 &Target::Local {
@@ -147,7 +241,7 @@ impl LocalTier {
                 Err(report) => {
                     let message = package_failure_message(&report);
                     ctx.packages = Some(report);
-                    return outcome::skipped(ctx, message);
+                    return Err(Box::new(outcome::skipped(ctx, message)));
                 }
             }
         }
@@ -162,82 +256,37 @@ impl LocalTier {
                         .refused
                         .push(Capability::SubprocessExecution);
                     let message = refusal_message(&ctx.enforcement);
-                    return outcome::skipped(ctx, message);
+                    return Err(Box::new(outcome::skipped(ctx, message)));
                 }
             }
         } else {
             None
         };
-        let workspace = match Workspace::prepare(&self.temp_root, job.working_directory) {
-            Ok(w) => w,
-            Err(e) => {
-                return outcome::skipped(ctx, format!("Execution could not start: workspace: {e}"));
-            }
-        };
-        let before = Snapshot::take(&workspace.path);
-        let produced = self.execute(
-            tier,
-            job,
-            &plan,
-            &v1,
-            &host,
-            &python,
-            &workspace,
-            BootRequest {
-                code: job.code.to_string(),
-                allowed: job.allowed.map(<[String]>::to_vec),
-                seccomp,
-                site_dirs,
-                env_keep: None,
-                hold: false,
-            },
+        Ok(Setup {
+            ctx,
+            plan,
+            v1,
+            host,
+            python,
+            site_dirs,
+            seccomp,
             timeout,
-        );
-        let mut produced = match produced {
-            Ok(p) => p,
-            Err(message) => {
-                workspace.discard();
-                return outcome::skipped(ctx, message);
-            }
-        };
-        if !produced.timed_out && produced.exit_code == Some(0) {
-            let after = Snapshot::take(&workspace.path);
-            let names = before.changed(&after);
-            let caps = job.policy.map_or(
-                Caps {
-                    max_count: DEFAULT_ARTIFACT_MAX_COUNT,
-                    max_bytes: DEFAULT_ARTIFACT_MAX_BYTES,
-                },
-                |p| Caps {
-                    max_count: p.artifact_max_count,
-                    max_bytes: p.artifact_max_bytes,
-                },
-            );
-            let names = filter_exports(names, job.policy, &workspace.path);
-            let (found, truncated) = artifacts::describe(&workspace.path, &names, &after, caps);
-            produced.artifacts = found;
-            produced.artifacts_truncated = truncated;
-        }
-        produced.working_directory = workspace.finish(
-            !produced.artifacts.is_empty() && produced.exit_code == Some(0) && !produced.timed_out,
-        );
-        outcome::finish(ctx, produced)
+        })
     }
 
+    /// The process's spawn spec and what it holds (identity, cgroups, the backend's working
+    /// directory, the lent workspace) until [`Held::release`].
     #[allow(clippy::too_many_arguments)]
-    fn execute(
+    pub(crate) fn launch(
         &self,
         tier: Tier,
-        job: &Job<'_>,
+        policy: Option<&CapabilityPolicy>,
         plan: &EnforcementPlan,
         v1: &PolicyV1,
         host: &HostCapabilities,
         python: &Path,
-        workspace: &Workspace,
-        request: BootRequest,
-        timeout: Duration,
-    ) -> Result<Produced, String> {
-        let deadline = job.started + timeout;
+        workspace: &Path,
+    ) -> Result<(SpawnSpec, Held), String> {
         let fail = |what: &str, e: &dyn std::fmt::Display| {
             format!("Execution could not start: {what}: {e}")
         };
@@ -252,49 +301,54 @@ impl LocalTier {
         let workdir =
             WorkDir::create(&self.temp_root).map_err(|e| fail("working directory", &e))?;
         let sandbox = plan.view == Some(ViewPlan::Sandbox);
-        if let (Some(uid), false) = (uid, sandbox) {
-            workdir
-                .chown(uid, uid)
-                .map_err(|e| fail("working directory", &e))?;
+        let mut held = Held {
+            call_id,
+            uid,
+            workdir: Some(workdir),
+            cgroups: None,
+            lent: Vec::new(),
+        };
+        let fail_held = |held: Held, message: String| {
+            let cleanup = held.release();
+            if cleanup.is_empty() {
+                message
+            } else {
+                format!("{message}; {}", cleanup.join("; "))
+            }
+        };
+        if let (Some(uid), false, Some(workdir)) = (uid, sandbox, held.workdir.as_ref())
+            && let Err(e) = workdir.chown(uid, uid)
+        {
+            return Err(fail_held(held, fail("working directory", &e)));
         }
-        let mut read_write = vec![workspace.path.clone()];
+        let mut read_write = vec![workspace.to_path_buf()];
         read_write.extend(
-            job.policy
+            policy
                 .and_then(|p| p.filesystem_write_roots.clone())
                 .unwrap_or_default(),
         );
         // Lent to the run's uid for the run (the workspace, and the write roots).
-        let mut lent = Vec::new();
         if let Some(uid) = uid {
             for dir in &read_write {
                 match ownership::lend(dir, uid) {
-                    Ok(l) => lent.push(l),
-                    Err(e) => {
-                        let given_back: Vec<String> = lent
-                            .into_iter()
-                            .filter_map(|l| l.give_back().err())
-                            .collect();
-                        return Err(format!(
-                            "{}{}",
-                            fail("workspace", &e),
-                            given_back.join("; ")
-                        ));
-                    }
+                    Ok(l) => held.lent.push(l),
+                    Err(e) => return Err(fail_held(held, fail("workspace", &e))),
                 }
             }
         }
-        let cgroups = if plan.pids.is_some() || plan.memory.is_some() {
+        if plan.pids.is_some() || plan.memory.is_some() {
             let limits = Limits {
                 pids: plan.pids.map(|p| p.saturating_add(1)),
                 memory: plan.memory,
             };
             let (pids, memory) = (host.pids_hierarchy(), host.memory_hierarchy());
-            Some(
-                CallCgroups::create(pids.as_ref(), memory.as_ref(), limits)
-                    .map_err(|e| fail("cgroup", &e))?,
-            )
-        } else {
-            None
+            match CallCgroups::create(pids.as_ref(), memory.as_ref(), limits) {
+                Ok(groups) => held.cgroups = Some(groups),
+                Err(e) => return Err(fail_held(held, fail("cgroup", &e))),
+            }
+        }
+        let Some(workdir) = held.workdir.as_ref() else {
+            return Err(fail_held(held, fail("working directory", &"missing")));
         };
         let tmp = if sandbox {
             PathBuf::from(SANDBOX_CWD)
@@ -307,60 +361,23 @@ impl LocalTier {
                 python: python.to_path_buf(),
                 args: bootstrap::python_args(),
                 host,
-                workdir: &workdir,
+                workdir,
                 uid,
-                cgroup_procs: cgroups
+                cgroup_procs: held
+                    .cgroups
                     .as_ref()
                     .map(CallCgroups::procs_files)
                     .unwrap_or_default(),
                 read_roots: &v1.filesystem.read_roots,
                 read_write: &read_write,
-                cwd: workspace.path.clone(),
-                env: environment(tier, job.policy, &workspace.path, &tmp),
+                cwd: workspace.to_path_buf(),
+                env: environment(tier, policy, workspace, &tmp),
             },
-        )
-        .map_err(|e| fail("launch", &e))?;
-        let keep = job
-            .policy
-            .map_or((capture::keep_for(None), capture::keep_for(None)), |p| {
-                (
-                    capture::keep_for(p.stdout_max_bytes),
-                    capture::keep_for(p.stderr_max_bytes),
-                )
-            });
-        let finished = process::supervise(
-            self.spawner.as_ref(),
-            &spec,
-            request.frame(),
-            deadline,
-            keep,
         );
-        let mut cleanup = Vec::new();
-        if let Some(groups) = cgroups
-            && let Err(failed) = groups.destroy()
-        {
-            cleanup.extend(failed);
+        match spec {
+            Ok(spec) => Ok((spec, held)),
+            Err(e) => Err(fail_held(held, fail("launch", &e))),
         }
-        if let Err(e) = workdir.remove() {
-            cleanup.push(format!("working directory: {e}"));
-        }
-        for l in lent {
-            if let Err(e) = l.give_back() {
-                cleanup.push(e);
-            }
-        }
-        drop(call_id);
-        if let Some(error) = finished.spawn_error {
-            return Err(format!("Execution could not start: {error}"));
-        }
-        Ok(Produced {
-            stdout: finished.stdout,
-            stderr: finished.stderr,
-            exit_code: finished.exit_code,
-            timed_out: finished.timed_out,
-            cleanup,
-            ..Produced::default()
-        })
     }
 
     /// `major.minor` of the interpreter, asked once.
@@ -381,6 +398,85 @@ impl LocalTier {
             })
             .clone()
     }
+}
+
+/// What [`LocalTier::setup`] decided for a run.
+pub(crate) struct Setup<'a> {
+    pub ctx: Context<'a>,
+    pub plan: EnforcementPlan,
+    pub v1: PolicyV1,
+    pub host: HostCapabilities,
+    pub python: PathBuf,
+    pub site_dirs: Vec<String>,
+    pub seccomp: Option<Vec<Vec<u8>>>,
+    pub timeout: Duration,
+}
+
+/// What a started process holds on the host until every process of it is gone.
+pub(crate) struct Held {
+    call_id: Option<identity::CallId>,
+    pub uid: Option<u32>,
+    workdir: Option<WorkDir>,
+    cgroups: Option<CallCgroups>,
+    lent: Vec<ownership::Lent>,
+}
+
+impl Held {
+    /// Destroy the cgroups, remove the backend's directory, give the workspace back, free
+    /// the identity. Returns what could not be cleaned up.
+    pub fn release(mut self) -> Vec<String> {
+        let mut cleanup = Vec::new();
+        if let Some(groups) = self.cgroups.take()
+            && let Err(failed) = groups.destroy()
+        {
+            cleanup.extend(failed);
+        }
+        if let Some(workdir) = self.workdir.take()
+            && let Err(e) = workdir.remove()
+        {
+            cleanup.push(format!("working directory: {e}"));
+        }
+        for l in std::mem::take(&mut self.lent) {
+            if let Err(e) = l.give_back() {
+                cleanup.push(e);
+            }
+        }
+        drop(self.call_id.take());
+        cleanup
+    }
+}
+
+/// The bytes kept per stream (stdout, stderr) under `policy`.
+pub(crate) fn keeps(policy: Option<&CapabilityPolicy>) -> (u64, u64) {
+    policy.map_or((capture::keep_for(None), capture::keep_for(None)), |p| {
+        (
+            capture::keep_for(p.stdout_max_bytes),
+            capture::keep_for(p.stderr_max_bytes),
+        )
+    })
+}
+
+/// The files of `workspace` new or changed since `before`, under the policy's export paths
+/// and caps.
+pub(crate) fn new_artifacts(
+    before: &Snapshot,
+    workspace: &Path,
+    policy: Option<&CapabilityPolicy>,
+) -> (Vec<super::result::Artifact>, bool) {
+    let after = Snapshot::take(workspace);
+    let names = before.changed(&after);
+    let caps = policy.map_or(
+        Caps {
+            max_count: DEFAULT_ARTIFACT_MAX_COUNT,
+            max_bytes: DEFAULT_ARTIFACT_MAX_BYTES,
+        },
+        |p| Caps {
+            max_count: p.artifact_max_count,
+            max_bytes: p.artifact_max_bytes,
+        },
+    );
+    let names = filter_exports(names, policy, workspace);
+    artifacts::describe(workspace, &names, &after, caps)
 }
 
 /// The local backend's policy for a run of `tier` under `policy`.

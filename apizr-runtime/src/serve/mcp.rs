@@ -7,6 +7,7 @@
 //! * [`rewrite`] — `tools/call` arguments carried past rmcp exactly (big integers, `NaN`);
 //! * [`exact`] — integers beyond 64 bits in `structuredContent`, restored on the way out;
 //! * [`stdio`] — line admission in front of rmcp's stdio transport;
+//! * `interpreter` (feature `interpreter`) — `apizr serve interpreter`: the `python` tool;
 //! * [`http`] — the axum router with body admission and the optional bearer token.
 //!
 //! Protocol: rmcp 3.11 negotiates `2025-11-25` for `initialize`-based clients (as the
@@ -15,6 +16,8 @@
 pub mod exact;
 pub mod handler;
 pub mod http;
+#[cfg(feature = "interpreter")]
+pub mod interpreter;
 pub mod rewrite;
 pub mod stdio;
 pub mod tools;

@@ -1,0 +1,422 @@
+//! Persistent sessions: one interpreter process that keeps its state (variables, imports,
+//! files in its workspace) between calls, under the one policy of the [`Environment`] it was
+//! opened from.
+//!
+//! Rules:
+//! * Local tiers only. The process is started exactly as a one-shot `local` run is (same
+//!   plan, launcher, identity, cgroups, seccomp, import guard), once, and each call runs in it;
+//!   a docker session would need a container per session and is not offered (the matrix says
+//!   `sessions: false` for the docker tiers).
+//! * A session has its own fresh private workspace, never a caller's directory; files move in
+//!   and out only through [`Session::copy_in`] and [`Session::copy_out`], beneath the workspace
+//!   and never through a symbolic link.
+//! * A call that times out kills the whole process tree: the session ends (its state is not
+//!   trustworthy half-way through a call) and says so in every later result.
+//! * Idle expiry (no call for `idle_timeout`) and [`Session::close`] (also on drop) kill the
+//!   tree, release the identity, cgroups and directories, and remove the workspace: nothing is
+//!   left behind.
+
+use std::fs::File;
+use std::io;
+use std::path::{Component, Path, PathBuf};
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use rustix::fs::{Mode, OFlags, ResolveFlags, openat2};
+
+use super::artifacts::{self, Snapshot};
+use super::bootstrap::BootRequest;
+use super::enforcement::EnforcementReport;
+use super::environment::Environment;
+use super::local::persistent::Persistent;
+use super::local::{self, Job};
+use super::outcome::{self, Context, Produced};
+use super::packages::PackageReport;
+use super::result::ExecutionResult;
+use super::tier::Tier;
+
+/// The idle time after which a session expires by default.
+pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(600);
+
+/// How a session is opened.
+#[derive(Debug, Clone, Copy)]
+pub struct SessionOptions {
+    /// No call for this long ends the session.
+    pub idle_timeout: Duration,
+}
+
+impl Default for SessionOptions {
+    fn default() -> Self {
+        SessionOptions {
+            idle_timeout: DEFAULT_IDLE_TIMEOUT,
+        }
+    }
+}
+
+/// Why a session could not be opened, or a copy was refused.
+#[derive(Debug, thiserror::Error)]
+pub enum SessionError {
+    #[error("sessions exist for the local tiers only, not `{0}`")]
+    Tier(Tier),
+    #[error(
+        "a session has its own workspace; open it without working_directory and use copy_in/copy_out"
+    )]
+    WorkingDirectory,
+    /// The policy was refused, or packages failed: the result says why.
+    #[error("the session could not start: {}", .0.skip_message.as_deref().unwrap_or("refused"))]
+    Refused(Box<ExecutionResult>),
+    #[error("the session could not start: {0}")]
+    Start(String),
+    #[error("the session is closed: {0}")]
+    Closed(String),
+    #[error("{path}: {reason}")]
+    Path { path: String, reason: String },
+}
+
+/// A persistent interpreter session. Cheap to share (`Arc`); calls are serialized.
+#[derive(Clone)]
+pub struct Session {
+    shared: Arc<Shared>,
+}
+
+struct Shared {
+    environment: Environment,
+    workspace: PathBuf,
+    idle: Duration,
+    enforcement: EnforcementReport,
+    packages: Option<PackageReport>,
+    timeout: Duration,
+    state: Mutex<State>,
+}
+
+enum State {
+    Live {
+        process: Box<Persistent>,
+        last_used: Instant,
+    },
+    Closed(String),
+}
+
+impl Session {
+    /// Open a session of `environment`'s tier and policy.
+    pub fn open(environment: &Environment, options: SessionOptions) -> Result<Self, SessionError> {
+        let tier = environment.tier();
+        if !matches!(tier, Tier::Local | Tier::LocalUnsafe) {
+            return Err(SessionError::Tier(tier));
+        }
+        if environment.working_directory().is_some() {
+            return Err(SessionError::WorkingDirectory);
+        }
+        let parts = environment.parts();
+        let job = Job {
+            code: "",
+            allowed: environment.allowed_imports(),
+            policy: environment.policy(),
+            packages: parts.packages,
+            working_directory: None,
+            store: parts.store,
+            started: Instant::now(),
+        };
+        let setup = parts
+            .local
+            .setup(tier, &job)
+            .map_err(SessionError::Refused)?;
+        let workspace = artifacts::private_dir(parts.temp_root, "apizr-session")
+            .map_err(|e| SessionError::Start(format!("workspace: {e}")))?;
+        let request = BootRequest {
+            allowed: job.allowed.map(<[String]>::to_vec),
+            seccomp: setup.seccomp.clone(),
+            site_dirs: setup.site_dirs.clone(),
+            session: true,
+            ..BootRequest::default()
+        };
+        let started = parts
+            .local
+            .launch(
+                tier,
+                job.policy,
+                &setup.plan,
+                &setup.v1,
+                &setup.host,
+                &setup.python,
+                &workspace,
+            )
+            .and_then(|(spec, held)| {
+                Persistent::start(parts.local.spawner(), &spec, &request.frame(), held).map_err(
+                    |(message, held)| {
+                        let cleanup = held.release();
+                        format!("{message} {}", cleanup.join("; "))
+                    },
+                )
+            });
+        let process = match started {
+            Ok(p) => p,
+            Err(message) => {
+                let _ = std::fs::remove_dir_all(&workspace);
+                return Err(SessionError::Start(message));
+            }
+        };
+        let shared = Arc::new(Shared {
+            environment: environment.clone(),
+            workspace,
+            idle: options.idle_timeout,
+            enforcement: setup.ctx.enforcement.clone(),
+            packages: setup.ctx.packages.clone(),
+            timeout: setup.timeout,
+            state: Mutex::new(State::Live {
+                process: Box::new(process),
+                last_used: Instant::now(),
+            }),
+        });
+        reap_when_idle(Arc::downgrade(&shared));
+        Ok(Session { shared })
+    }
+
+    /// The session's workspace (removed when the session ends).
+    pub fn workspace(&self) -> &Path {
+        &self.shared.workspace
+    }
+
+    /// The host PID of the session's first process while it runs.
+    pub fn process_id(&self) -> Option<u32> {
+        match &*self.shared.lock() {
+            State::Live { process, .. } => Some(process.pid()),
+            State::Closed(_) => None,
+        }
+    }
+
+    /// Whether the session still runs (not closed, expired or ended by a timeout).
+    pub fn is_live(&self) -> bool {
+        matches!(*self.shared.lock(), State::Live { .. })
+    }
+
+    /// Run `code` in the session. Never panics; every failure is a result.
+    pub fn execute(&self, code: &str) -> ExecutionResult {
+        let started = Instant::now();
+        let env = &self.shared.environment;
+        if let Some(result) = env.check(code, started) {
+            return result;
+        }
+        let ctx = Context {
+            tier: env.tier(),
+            policy: env.policy(),
+            enforcement: self.shared.enforcement.clone(),
+            packages: self.shared.packages.clone(),
+            started,
+            timeout: self.shared.timeout.as_secs_f64(),
+        };
+        let mut state = self.shared.lock();
+        if let State::Closed(why) = &*state {
+            let message = format!("The session is closed: {why}");
+            return outcome::skipped(ctx, message);
+        }
+        let State::Live { process, last_used } = &mut *state else {
+            return outcome::skipped(ctx, "The session is closed".into());
+        };
+        let before = Snapshot::take(&self.shared.workspace);
+        let output = process.call(
+            code,
+            started + self.shared.timeout,
+            local::keeps(env.policy()),
+        );
+        *last_used = Instant::now();
+        let mut produced = Produced {
+            stdout: output.stdout,
+            stderr: output.stderr,
+            exit_code: output.status,
+            timed_out: output.timed_out,
+            working_directory: Some(self.shared.workspace.clone()),
+            ..Produced::default()
+        };
+        let ended = if output.timed_out {
+            Some("a call timed out and its process tree was killed".to_string())
+        } else {
+            output.died.map(|code| {
+                produced.exit_code = code;
+                format!(
+                    "the interpreter exited during a call (exit code {})",
+                    code.map_or_else(|| "unknown".into(), |c| c.to_string())
+                )
+            })
+        };
+        if let Some(why) = ended {
+            produced.cleanup = self.shared.end(&mut state, why);
+            produced.working_directory = None;
+        } else if produced.exit_code == Some(0) {
+            let (found, truncated) =
+                local::new_artifacts(&before, &self.shared.workspace, env.policy());
+            produced.artifacts = found;
+            produced.artifacts_truncated = truncated;
+        }
+        outcome::finish(ctx, produced)
+    }
+
+    /// Copy the host file `source` to `destination` (relative, beneath the workspace; its
+    /// directory must exist). Never follows a link inside the workspace; an existing regular
+    /// file is replaced. Returns the bytes copied.
+    pub fn copy_in(&self, source: &Path, destination: &str) -> Result<u64, SessionError> {
+        let state = self.shared.live()?;
+        let uid = match &*state {
+            State::Live { process, .. } => process.uid(),
+            State::Closed(_) => None,
+        };
+        let bad = |reason: String| SessionError::Path {
+            path: destination.to_string(),
+            reason,
+        };
+        check_relative(destination).map_err(bad)?;
+        let mut from = File::open(source).map_err(|e| SessionError::Path {
+            path: source.display().to_string(),
+            reason: e.to_string(),
+        })?;
+        let dir = File::open(&self.shared.workspace).map_err(|e| bad(e.to_string()))?;
+        let fd = openat2(
+            &dir,
+            destination,
+            OFlags::WRONLY | OFlags::CREATE | OFlags::TRUNC | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+            Mode::from_raw_mode(0o600),
+            ResolveFlags::BENEATH | ResolveFlags::NO_SYMLINKS | ResolveFlags::NO_MAGICLINKS,
+        )
+        .map_err(|e| {
+            bad(format!(
+                "not writable beneath the workspace without links: {e}"
+            ))
+        })?;
+        let mut to = File::from(fd);
+        if !to.metadata().is_ok_and(|m| m.is_file()) {
+            return Err(bad("not a regular file".into()));
+        }
+        let copied = io::copy(&mut from, &mut to).map_err(|e| bad(e.to_string()))?;
+        if let Some(uid) = uid {
+            // The code runs as the session's uid: the file is its own, like what it writes.
+            nix::unistd::fchown(
+                &to,
+                Some(nix::unistd::Uid::from_raw(uid)),
+                Some(nix::unistd::Gid::from_raw(uid)),
+            )
+            .map_err(|e| bad(format!("chown: {e}")))?;
+        }
+        Ok(copied)
+    }
+
+    /// Copy the workspace's regular file `source` (relative; no link anywhere on the way) to
+    /// the host path `destination`, which must not exist (nothing the caller had is
+    /// overwritten). Returns the bytes copied.
+    pub fn copy_out(&self, source: &str, destination: &Path) -> Result<u64, SessionError> {
+        let _state = self.shared.live()?;
+        let bad = |reason: String| SessionError::Path {
+            path: source.to_string(),
+            reason,
+        };
+        check_relative(source).map_err(bad)?;
+        let mut from =
+            artifacts::open_beneath(&self.shared.workspace, source, None).ok_or_else(|| {
+                bad("not a regular file beneath the workspace (links are never followed)".into())
+            })?;
+        let mut to = File::options()
+            .write(true)
+            .create_new(true)
+            .open(destination)
+            .map_err(|e| SessionError::Path {
+                path: destination.display().to_string(),
+                reason: e.to_string(),
+            })?;
+        io::copy(&mut from, &mut to).map_err(|e| bad(e.to_string()))
+    }
+
+    /// End the session now: kill the tree, release everything, remove the workspace. Returns
+    /// what could not be cleaned up (empty when everything is gone).
+    pub fn close(&self) -> Vec<String> {
+        let mut state = self.shared.lock();
+        self.shared.end(&mut state, "closed".into())
+    }
+}
+
+impl std::fmt::Debug for Session {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Session")
+            .field("tier", &self.shared.environment.tier())
+            .field("workspace", &self.shared.workspace)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Shared {
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    fn live(&self) -> Result<MutexGuard<'_, State>, SessionError> {
+        let state = self.lock();
+        match &*state {
+            State::Live { .. } => Ok(state),
+            State::Closed(why) => Err(SessionError::Closed(why.clone())),
+        }
+    }
+
+    /// Close a live session (`why` is reported to later calls); idempotent.
+    fn end(&self, state: &mut State, why: String) -> Vec<String> {
+        let old = std::mem::replace(state, State::Closed(why));
+        let State::Live { process, .. } = old else {
+            *state = old;
+            return Vec::new();
+        };
+        let mut cleanup = process.close();
+        if let Err(e) = std::fs::remove_dir_all(&self.workspace)
+            && e.kind() != io::ErrorKind::NotFound
+        {
+            cleanup.push(format!("workspace {}: {e}", self.workspace.display()));
+        }
+        cleanup
+    }
+}
+
+impl Drop for Shared {
+    fn drop(&mut self) {
+        let mut state = std::mem::replace(
+            self.state.get_mut().unwrap_or_else(|e| e.into_inner()),
+            State::Closed(String::new()),
+        );
+        if matches!(state, State::Live { .. }) {
+            let _ = self.end(&mut state, "dropped".into());
+        }
+    }
+}
+
+/// Expire the session after `idle` without a call. The thread holds no strong reference: a
+/// dropped session ends it.
+fn reap_when_idle(shared: Weak<Shared>) {
+    thread::spawn(move || {
+        loop {
+            let wait = {
+                let Some(s) = shared.upgrade() else { return };
+                let mut state = s.lock();
+                let left = match &*state {
+                    State::Closed(_) => return,
+                    State::Live { last_used, .. } => s.idle.checked_sub(last_used.elapsed()),
+                };
+                match left {
+                    Some(left) if !left.is_zero() => left,
+                    _ => {
+                        let idle = s.idle;
+                        let _ = s.end(&mut state, format!("expired after {idle:?} idle"));
+                        return;
+                    }
+                }
+            };
+            thread::sleep(wait.min(Duration::from_secs(1)));
+        }
+    });
+}
+
+/// A relative path of plain names (no `..`, no root).
+fn check_relative(path: &str) -> Result<(), String> {
+    let p = Path::new(path);
+    if path.is_empty() || !p.components().all(|c| matches!(c, Component::Normal(_))) {
+        return Err("expected a relative path of plain names beneath the workspace".into());
+    }
+    Ok(())
+}
