@@ -182,12 +182,12 @@ fn copy_in_and_copy_out_stay_beneath_the_workspace() {
         session.copy_in(&input, "x"),
         Err(SessionError::Closed(_))
     ));
-    // Docker tiers and caller directories are refused with a precise error.
-    let docker = scope.env("docker", EnvironmentOptions::default());
-    assert!(matches!(
-        docker.session(SessionOptions::default()),
-        Err(SessionError::Tier(_))
-    ));
+    // Docker and static tiers and caller directories are refused with a precise error.
+    for tier in ["docker", "docker_unsafe", "static"] {
+        let env = scope.env(tier, EnvironmentOptions::default());
+        let err = env.session(SessionOptions::default()).unwrap_err();
+        assert!(matches!(err, SessionError::Tier(_)), "{tier}: {err}");
+    }
     let given = crate::interpreter_support::in_dir(&scope.path("work"));
     let err = scope
         .env("local", given)
