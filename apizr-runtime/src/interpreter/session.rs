@@ -143,12 +143,7 @@ impl Session {
                 &workspace,
             )
             .and_then(|(spec, held)| {
-                Persistent::start(parts.local.spawner(), &spec, &request.frame(), held).map_err(
-                    |(message, held)| {
-                        let cleanup = held.release();
-                        format!("{message} {}", cleanup.join("; "))
-                    },
-                )
+                Persistent::start(parts.local.spawner(), &spec, &request.frame(), held)
             });
         let process = match started {
             Ok(p) => p,

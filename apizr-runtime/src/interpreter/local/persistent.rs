@@ -54,20 +54,27 @@ pub(crate) struct CallOutput {
 }
 
 impl Persistent {
-    /// Start `spec` and send the set-up request (`frame`); `held` is released at the end.
+    /// Start `spec` and send the set-up request (`frame`); `held` is released at the end (or
+    /// at once when the start fails).
     pub fn start(
         spawner: &dyn ProcessSpawner,
         spec: &SpawnSpec,
         frame: &[u8],
         held: Held,
-    ) -> Result<Persistent, (String, Held)> {
+    ) -> Result<Persistent, String> {
+        let fail = |message: String, held: Held| {
+            let cleanup = held.release();
+            if cleanup.is_empty() {
+                message
+            } else {
+                format!("{message}; {}", cleanup.join("; "))
+            }
+        };
         let mut child = match spawner.spawn(spec) {
             Ok(child) => child,
             Err(e) => {
-                return Err((
-                    format!("cannot start {}: {e}", spec.program.display()),
-                    held,
-                ));
+                let message = format!("cannot start {}: {e}", spec.program.display());
+                return Err(fail(message, held));
             }
         };
         let pgid = i32::try_from(child.id()).ok().map(Pid::from_raw);
@@ -76,14 +83,14 @@ impl Persistent {
         let (Some(out), Some(err), Some(mut stdin)) = streams else {
             kill(pgid);
             let _ = child.wait();
-            return Err(("the session's pipes are missing".into(), held));
+            return Err(fail("the session's pipes are missing".into(), held));
         };
         pump(out, tx.clone(), Chunk::Out, Chunk::OutEnd);
         pump(err, tx, Chunk::Err, Chunk::ErrEnd);
         if let Err(e) = stdin.write_all(frame) {
             kill(pgid);
             let _ = child.wait();
-            return Err((format!("cannot send the session's set-up: {e}"), held));
+            return Err(fail(format!("cannot send the session's set-up: {e}"), held));
         }
         Ok(Persistent {
             child,

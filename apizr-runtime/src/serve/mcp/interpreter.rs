@@ -207,12 +207,12 @@ pub async fn serve_interpreter_stdio(handler: InterpreterHandler) -> Result<(), 
         Err(rmcp::service::ServerInitializeError::ConnectionClosed(_)) => Ok(()),
         Err(e) => Err(ServeError::McpStart(Box::new(e))),
     };
-    if let Some((_, slot)) = &handler.shared.session
-        && let Some(session) = slot
-            .lock()
+    let session = handler.shared.session.as_ref().and_then(|(_, slot)| {
+        slot.lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
             .take()
-    {
+    });
+    if let Some(session) = session {
         tokio::task::spawn_blocking(move || session.close())
             .await
             .ok();
