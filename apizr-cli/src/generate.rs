@@ -1,18 +1,22 @@
 //! `apizr generate rest|mcp SOURCE --output-dir DIR`: a deployable Rust server project for the
-//! selected capabilities of one Python file or notebook.
+//! selected capabilities of one Python file or notebook, or of one module of a package
+//! directory (`DIR --select pkg.mod:func,…`, [`apizr_codegen::package`]).
 //!
 //! The generator is the `apizr-codegen` library (everything but the final write is a pure
 //! function over bytes). This layer reads the inputs, maps errors to the reference's exit
 //! codes (2 for unusable input, 1 for an eligibility refusal) and prints the reference's
 //! stdout summary.
 
+use std::collections::BTreeMap;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use apizr_codegen::deploy::Autoscaling;
 use apizr_codegen::output;
-use apizr_codegen::{GenerateError, Request, RuntimeDependency, Transport};
+use apizr_codegen::package::PackageInput;
+use apizr_codegen::{GenerateError, Request, RuntimeDependency, ServedPackage, Transport};
+use apizr_ir::SourceKind;
 use clap::{Args, Subcommand};
 
 use crate::execute::Platform;
@@ -30,7 +34,8 @@ pub enum GenerateCommand {
 
 #[derive(Debug, Args)]
 pub struct GenerateArgs {
-    /// The `.py` file or `.ipynb` notebook (never imported or executed)
+    /// The `.py` file or `.ipynb` notebook (never imported or executed), or a package
+    /// directory (what goes on `sys.path`) with `--select MODULE:FUNCTION,…`
     pub source: PathBuf,
     /// Where to write the project: absent or an empty directory
     #[arg(long, value_name = "DIR")]
@@ -38,9 +43,14 @@ pub struct GenerateArgs {
     /// Logical dotted module name (default: the file stem)
     #[arg(long, value_name = "NAME")]
     pub module_name: Option<String>,
-    /// Comma-separated capability names or IDs (default: all)
+    /// Comma-separated capability names or IDs (default: all); for a package directory,
+    /// `pkg.mod:func,pkg.mod:other` (one module)
     #[arg(long, value_name = "NAMES")]
     pub select: Option<String>,
+    /// A package's requirements are installed in the image offline from the wheels of DIR
+    /// (copied into the project; `pip install --no-index --find-links`)
+    #[arg(long, value_name = "DIR")]
+    pub wheelhouse: Option<PathBuf>,
     /// Governed execution: an `apizr.execution/v1` policy file (`{}` is the default policy)
     #[arg(long, value_name = "FILE")]
     pub execution_policy: Option<PathBuf>,
@@ -92,20 +102,39 @@ fn generate(transport: Transport, args: &GenerateArgs) -> Result<String, Generat
         Some(path) => Some(read_limited(path, MAX_POLICY_BYTES)?),
         None => None,
     };
-    let (source, kind) = apizr_inspect::source::read_source(&args.source)
-        .map_err(|e| GenerateError::Input(e.to_string()))?;
-    // As in `inspect` (and the reference), an empty `--module-name ''` means the file stem.
-    let module = match &args.module_name {
-        Some(name) if !name.is_empty() => name.clone(),
-        _ => apizr_inspect::source::default_module_name(&args.source)
-            .map_err(|e| GenerateError::Input(e.to_string()))?,
+    let (source, kind, module, selection, package) = if args.source.is_dir() {
+        let (input, package) = package_source(args)?;
+        (
+            input.source,
+            SourceKind::Python,
+            input.module,
+            Some(input.selection),
+            Some(package),
+        )
+    } else {
+        if let Some(dir) = &args.wheelhouse {
+            return Err(GenerateError::Input(format!(
+                "--wheelhouse {}: only a package directory has requirements to install",
+                dir.display()
+            )));
+        }
+        let (source, kind) = apizr_inspect::source::read_source(&args.source)
+            .map_err(|e| GenerateError::Input(e.to_string()))?;
+        // As in `inspect` (and the reference), an empty `--module-name ''` means the file stem.
+        let module = match &args.module_name {
+            Some(name) if !name.is_empty() => name.clone(),
+            _ => apizr_inspect::source::default_module_name(&args.source)
+                .map_err(|e| GenerateError::Input(e.to_string()))?,
+        };
+        (source, kind, module, args.select.clone(), None)
     };
     let request = Request {
         transport,
         source,
         kind,
         module,
-        selection: args.select.clone(),
+        selection,
+        package,
         policy,
         runtime_image: args.runtime_image.clone(),
         runtime_platform: args.runtime_platform.map(|p| p.as_str().to_string()),
@@ -126,6 +155,61 @@ fn generate(transport: Transport, args: &GenerateArgs) -> Result<String, Generat
     }
     output::write_tree(&args.output_dir, &generated.tree)?;
     Ok(generated.summary)
+}
+
+/// A package directory: the module `--select` names, its import closure, its requirements
+/// and (`--wheelhouse`) the wheels to install them from.
+fn package_source(args: &GenerateArgs) -> Result<(PackageInput, ServedPackage), GenerateError> {
+    if args.module_name.is_some() {
+        return Err(GenerateError::Input(
+            "--module-name does not apply to a package directory: --select MODULE:FUNCTION \
+             names the module"
+                .into(),
+        ));
+    }
+    let input = apizr_inspect::on_inspect_stack(|| {
+        apizr_codegen::package::load(&args.source, args.select.as_deref())
+    })
+    .map_err(|e| GenerateError::Io(e.to_string()))??;
+    let wheelhouse = match &args.wheelhouse {
+        Some(dir) if input.requirements.specifiers.is_empty() => {
+            return Err(GenerateError::Input(format!(
+                "--wheelhouse {}: {} declares no requirements (pyproject.toml [project] \
+                 dependencies or requirements.txt)",
+                dir.display(),
+                args.source.display()
+            )));
+        }
+        Some(dir) => read_wheelhouse(dir)?,
+        None => BTreeMap::new(),
+    };
+    let package = ServedPackage {
+        files: input.files.clone(),
+        requirements: input.requirements.specifiers.clone(),
+        wheelhouse,
+    };
+    Ok((input, package))
+}
+
+/// The `*.whl` files directly in `dir` (name → bytes); at least one.
+fn read_wheelhouse(dir: &Path) -> Result<BTreeMap<String, Vec<u8>>, GenerateError> {
+    let failed =
+        |e: std::io::Error| GenerateError::Input(format!("--wheelhouse {}: {e}", dir.display()));
+    let mut wheels = BTreeMap::new();
+    for entry in std::fs::read_dir(dir).map_err(failed)? {
+        let entry = entry.map_err(failed)?;
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if name.ends_with(".whl") && entry.file_type().map_err(failed)?.is_file() {
+            wheels.insert(name, std::fs::read(entry.path()).map_err(failed)?);
+        }
+    }
+    if wheels.is_empty() {
+        return Err(GenerateError::Input(format!(
+            "--wheelhouse {}: no .whl files in it",
+            dir.display()
+        )));
+    }
+    Ok(wheels)
 }
 
 /// The `apizr-runtime` directory of the checkout this binary was built from, while it exists

@@ -11,16 +11,17 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::{Context, anyhow, bail};
+use apizr_codegen::package::PackageInput;
 use apizr_inspect::interface::PlanError;
 use apizr_inspect::{InspectOptions, interface, on_inspect_stack};
 use apizr_ir::SourceKind;
 use apizr_ir::plan::BoundSource;
 use apizr_ir::policy::AnyPolicy;
-use apizr_runtime::Executable;
 use apizr_runtime::oci::RuntimeImage;
 use apizr_runtime::serve::{
     ExecutionMode, ServeSource, ServeSpec, ServerArgs, Transport, serve_blocking,
 };
+use apizr_runtime::{Executable, PackageFiles};
 use clap::{Args, Subcommand};
 
 use crate::execute::Platform;
@@ -40,6 +41,7 @@ Examples:
   apizr serve rest tools.py --policy v2.json --runtime-image sha256:… --runtime-platform linux/amd64
   apizr serve rest tools.py --host 0.0.0.0 --token \"$TOKEN\"
   apizr serve rest --bundle generated/                a generated project, without cargo build
+  apizr serve rest src/ --select pkg.number:intcomma --allow-conditional   a module of a package
   apizr serve mcp tools.py --http --port 8001       MCP Streamable HTTP at /mcp";
 
 #[derive(Debug, Subcommand)]
@@ -86,7 +88,8 @@ pub struct InterpreterServeArgs {
 
 #[derive(Debug, Args)]
 pub struct ServeArgs {
-    /// The `.py` file or `.ipynb` notebook to serve (default: the bundled example)
+    /// The `.py` file or `.ipynb` notebook to serve (default: the bundled example), or a
+    /// package directory (what goes on `sys.path`) with `--select MODULE:FUNCTION,…`
     pub source: Option<PathBuf>,
     /// Serve a generated project directory (its verified contract files) instead of SOURCE
     #[arg(long, value_name = "DIR", conflicts_with_all = ["source", "module_name", "select", "policy"])]
@@ -94,7 +97,8 @@ pub struct ServeArgs {
     /// Logical dotted module name (default: the file stem)
     #[arg(long, value_name = "NAME")]
     pub module_name: Option<String>,
-    /// Comma-separated function names or capability IDs (default: all; all must be READY)
+    /// Comma-separated function names or capability IDs (default: all; all must be READY);
+    /// for a package directory `pkg.mod:func,pkg.mod:other` (one module)
     #[arg(long, value_name = "NAMES")]
     pub select: Option<String>,
     /// Also serve selected `conditional` capabilities (needs --select; their reasons are
@@ -159,7 +163,17 @@ pub fn build_spec(args: &ServeArgs) -> anyhow::Result<ServeSpec> {
     if let Some(dir) = &args.bundle {
         return ServeSpec::from_bundle_dir(dir).map_err(|e| anyhow!(e));
     }
+    let mut package = None;
+    let mut select = args.select.clone();
     let (bytes, kind, module) = match &args.source {
+        Some(path) if path.is_dir() => {
+            let input = package_source(path, args)?;
+            select = Some(input.selection.clone());
+            package = Some(PackageFiles {
+                files: input.files.clone(),
+            });
+            (input.source, SourceKind::Python, input.module)
+        }
         Some(path) => {
             let (bytes, kind) = apizr_inspect::source::read_source(path)
                 .with_context(|| format!("cannot read {}", path.display()))?;
@@ -177,8 +191,7 @@ pub fn build_spec(args: &ServeArgs) -> anyhow::Result<ServeSpec> {
                 .unwrap_or_else(|| EXAMPLE_MODULE.into()),
         ),
     };
-    let selection = args
-        .select
+    let selection = select
         .as_deref()
         .map(interface::parse_selection)
         .transpose()?;
@@ -207,9 +220,12 @@ pub fn build_spec(args: &ServeArgs) -> anyhow::Result<ServeSpec> {
     }
     let inspection = outcome.inspection.clone();
     let bound = BoundSource::of(&inspection);
-    let executable = Executable::new(outcome.executable);
+    let mut executable = Executable::new(outcome.executable);
     if executable.digest != bound.executable_digest {
         bail!("the executable bytes do not match the inspected digest");
+    }
+    if let Some(package) = package {
+        executable = executable.with_package(package);
     }
     let mode = match &args.policy {
         Some(path) => read_policy(path, args)?,
@@ -232,6 +248,30 @@ pub fn build_spec(args: &ServeArgs) -> anyhow::Result<ServeSpec> {
         },
         mode,
     ))
+}
+
+/// A package directory (`DIR --select pkg.mod:func,…`): the module, its import closure, and
+/// a note when the package declares requirements (serve installs nothing: the workers import
+/// them from `APIZR_PYTHON`'s virtual environment, as generated images do).
+fn package_source(dir: &std::path::Path, args: &ServeArgs) -> anyhow::Result<PackageInput> {
+    if args.module_name.is_some() {
+        bail!(
+            "--module-name does not apply to a package directory: --select MODULE:FUNCTION \
+             names the module"
+        );
+    }
+    let input = on_inspect_stack(|| apizr_codegen::package::load(dir, args.select.as_deref()))??;
+    if let Some(origin) = &input.requirements.origin
+        && !input.requirements.specifiers.is_empty()
+    {
+        eprintln!(
+            "apizr serve: {} declares requirements ({}); serve installs nothing: install them \
+             into a virtual environment and set APIZR_PYTHON to its bin/python",
+            origin.display(),
+            input.requirements.specifiers.join(", ")
+        );
+    }
+    Ok(input)
 }
 
 /// The planner's refusal, worded for `serve` (see [`crate::refusal`]), with the flag that

@@ -154,6 +154,32 @@ fn scale_to_zero_replaces_the_deployment_service_and_hpa() {
         let image = expected_image(&dir, transport, "v1");
         assert!(knative.contains(&format!("image: {image}\n")), "{knative}");
         assert!(knative.contains("autoscaling.knative.dev/min-scale: \"0\""));
+        // The seccomp profile, per container (Knative refuses a pod-level securityContext):
+        // governed v1 needs the launcher's calls (Localhost), as the Deployment does.
+        assert!(
+            knative.contains(&format!(
+                "            seccompProfile:\n\
+                 \x20             # Docker's default plus the launcher's namespace calls: \
+                 seccomp.json, installed on\n\
+                 \x20             # every node as \
+                 /var/lib/kubelet/seccomp/apizr/apizr-{transport}-pricing.json (see README.md).\n\
+                 \x20             type: Localhost\n\
+                 \x20             localhostProfile: apizr/apizr-{transport}-pricing.json\n"
+            )),
+            "{knative}"
+        );
+        let direct = generate(
+            tmp.path(),
+            &format!("{transport}-direct"),
+            transport,
+            "direct",
+            &["--scale-to-zero"],
+        );
+        let direct = read(&direct, "k8s/knative-service.yaml");
+        assert!(
+            direct.contains("            seccompProfile:\n              type: RuntimeDefault\n"),
+            "{direct}"
+        );
         let readme = read(&dir, "README.md");
         assert!(readme.contains(&format!("kubectl wait ksvc/apizr-{transport}-pricing")));
         assert!(!readme.contains("kubectl rollout status deployment/"));

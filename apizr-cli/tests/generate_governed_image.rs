@@ -1,8 +1,13 @@
-//! A governed (v1) image on the real Docker engine, as a user runs it.
+//! A governed (v1) image of a module of a package on the real Docker engine, as a user runs it.
 //!
-//! `apizr generate rest tests/fixtures/generate/governed/netcheck.py` under `network: deny` is
-//! built (moved, `--locked --offline`) and turned into an image on the offline base image, then
-//! run twice, each time with `--network none` and the image's non-root user:
+//! `apizr generate rest tests/fixtures/generate/governed/src --select
+//! netcheck.checks:add,netcheck.checks:reach --allow-conditional --wheelhouse W` under
+//! `network: deny`: `add` needs a sibling module (a relative import), `reach` a third-party
+//! distribution the package's `pyproject.toml` requires, from a pure-Python wheel this test
+//! builds into W (no index, no network; pip comes from a wheel too, the base image has none).
+//! The project is built (moved, `--locked --offline`) and turned into an image on the offline
+//! base image with `docker build` (which installs the requirement into the image's virtual
+//! environment), then run twice, each time with `--network none` and the image's non-root user:
 //! * under Docker's default seccomp profile, which refuses `unshare`: the server starts but is
 //!   never ready — `/readyz` 503 names the control and why, the log says NOT READY, a call is a
 //!   503 refusal naming the control, and the audit file records it;
@@ -70,9 +75,31 @@ fn generated_governed_image_is_never_ready_under_the_default_profile_and_enforce
     if !built::docker_available() {
         return;
     }
-    let source = workspace_root().join("tests/fixtures/generate/governed/netcheck.py");
+    let source = workspace_root().join("tests/fixtures/generate/governed/src");
     let policy = r#"{"network":{"mode":"deny"}}"#;
-    let (dir, binary) = built::generate_and_build("rest", &source, Some(policy));
+    let wheelhouse = wheelhouse();
+    let (dir, binary) = built::generate_and_build_module(
+        "rest",
+        &source,
+        "netcheck.checks",
+        Some(policy),
+        &[
+            "--select",
+            "netcheck.checks:add,netcheck.checks:reach",
+            "--allow-conditional",
+            "--wheelhouse",
+            wheelhouse.to_str().unwrap(),
+        ],
+    );
+    let _ = std::fs::remove_dir_all(&wheelhouse);
+    for file in [
+        "source/netcheck/__init__.py",
+        "source/netcheck/arith.py",
+        "python/requirements.txt",
+        "python/wheelhouse/apizr_fixture_errtext-1.0-py3-none-any.whl",
+    ] {
+        assert!(dir.join(file).is_file(), "{file}");
+    }
     let profile = dir.join("seccomp.json");
     assert!(profile.is_file(), "governed v1 projects ship seccomp.json");
     let id = std::process::id();
@@ -166,10 +193,10 @@ fn generated_governed_image_is_never_ready_under_the_default_profile_and_enforce
             "-w",
             "/srv/apizr/source",
             &profiled,
-            "python3",
+            "/opt/apizr/venv/bin/python",
             "-c",
         ])
-        .arg("import netcheck; print(netcheck.reach(8000))")
+        .arg("import netcheck.checks as c; print(c.reach(8000))")
         .output()
         .unwrap();
     assert_eq!(
@@ -179,9 +206,68 @@ fn generated_governed_image_is_never_ready_under_the_default_profile_and_enforce
         String::from_utf8_lossy(&baseline.stderr)
     );
     // ... and not from a governed call: its own network namespace has no route (ENETUNREACH).
+    // The text comes from the third-party `errtext`, imported from the virtual environment.
     let (status, body) = call(&profiled, "reach", r#"{"port":8000}"#);
     assert_eq!((status, body.as_str()), (200, r#""blocked: errno 101""#));
+    // The system interpreter stayed as it was: the requirement is only in the environment.
+    let system = Command::new("docker")
+        .args(["exec", &profiled, "python3", "-c", "import errtext"])
+        .output()
+        .unwrap();
+    assert!(
+        !system.status.success(),
+        "errtext reached the system interpreter"
+    );
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A wheelhouse for the fixture's requirement: a pure-Python wheel built here (a zip with a
+/// `.dist-info`: METADATA, WHEEL, RECORD), and pip's own wheel from the host interpreter's
+/// `ensurepip` (the offline base image has neither pip nor ensurepip).
+fn wheelhouse() -> std::path::PathBuf {
+    let dir = workspace_root().join(format!(
+        "target/generated/projects/wheelhouse-{}",
+        std::process::id()
+    ));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let script = r#"
+import base64, hashlib, pathlib, shutil, sys, zipfile
+import ensurepip
+out = pathlib.Path(sys.argv[1])
+files = {
+    "errtext/__init__.py": b"def blocked(errno):\n    return f'blocked: errno {errno}'\n",
+    "apizr_fixture_errtext-1.0.dist-info/METADATA":
+        b"Metadata-Version: 2.1\nName: apizr-fixture-errtext\nVersion: 1.0\n",
+    "apizr_fixture_errtext-1.0.dist-info/WHEEL":
+        b"Wheel-Version: 1.0\nGenerator: apizr-test\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
+}
+record = ""
+for name, data in files.items():
+    digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+    record += f"{name},sha256={digest},{len(data)}\n"
+record += "apizr_fixture_errtext-1.0.dist-info/RECORD,,\n"
+files["apizr_fixture_errtext-1.0.dist-info/RECORD"] = record.encode()
+with zipfile.ZipFile(out / "apizr_fixture_errtext-1.0-py3-none-any.whl", "w") as wheel:
+    for name, data in files.items():
+        wheel.writestr(name, data)
+bundled = pathlib.Path(ensurepip.__file__).parent / "_bundled"
+pip = sorted(bundled.glob("pip-*.whl"))
+if not pip:
+    sys.exit(f"no pip wheel in {bundled}")
+shutil.copy(pip[-1], out / pip[-1].name)
+"#;
+    let out = Command::new("python3")
+        .args(["-c", script])
+        .arg(&dir)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "building the wheelhouse: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    dir
 }
 
 /// The generator (which does not depend on the runtime) adds exactly the calls the runtime's

@@ -20,6 +20,10 @@ use crate::model::Transport;
 pub const BUNDLE_DIR: &str = "/srv/apizr";
 /// Non-root and numeric, so that the base image needs no passwd entry.
 pub const USER: &str = "65532:65532";
+/// A package's third-party requirements: the virtual environment the image installs them
+/// into (never the system interpreter), and where the project's `python/` is copied for it.
+pub const VENV_DIR: &str = "/opt/apizr/venv";
+pub const PYTHON_DIR: &str = "/opt/apizr/python";
 /// The port the container listens on.
 pub const PORT: u16 = 8000;
 /// Hex digits of the bundle digest in the image tag (as short git hashes: unique enough

@@ -72,7 +72,20 @@ fn generate_here(request: &Request) -> Result<Generated, GenerateError> {
         policy,
         oci,
         conditional,
+        package: request.package.clone(),
     };
+    if planned.oci.is_some()
+        && planned
+            .package
+            .as_ref()
+            .is_some_and(|p| !p.requirements.is_empty())
+    {
+        return Err(input(
+            "a package with requirements cannot be generated under an apizr.execution/v2 \
+             policy: calls run in the --runtime-image, which the project does not build; use \
+             a v1 policy or direct mode (the requirements are installed into the server image)",
+        ));
+    }
     if Digest::sha256(&planned.executable) != planned.bound.executable_digest {
         return Err(input("executable bytes do not match the inspected digest"));
     }
@@ -224,6 +237,11 @@ fn render(planned: &Planned, request: &Request) -> Result<Generated, GenerateErr
     for (path, bytes) in project::render(planned, &scaffold).map_err(input)? {
         tree.insert(path, bytes);
     }
+    if let Some(package) = &planned.package {
+        for (name, bytes) in &package.wheelhouse {
+            tree.insert(format!("python/wheelhouse/{name}"), bytes.clone());
+        }
+    }
     tree.insert(planned.transport.manifest_file().into(), manifest_bytes);
     let mode = match (&planned.policy, &planned.oci) {
         (_, Some(_)) => SummaryMode::GovernedOci,
@@ -240,8 +258,20 @@ fn render(planned: &Planned, request: &Request) -> Result<Generated, GenerateErr
 }
 
 /// `source/<module path>.py` (the executable text), an empty `__init__.py` for each dotted
-/// parent, and the original notebook next to them.
+/// parent, and the original notebook next to them; for a module of a package, the package's
+/// files instead of the empty parents.
 fn insert_source(tree: &mut FileTree, planned: &Planned) {
+    if let Some(package) = &planned.package {
+        // A package's own files, parents' `__init__.py` included: nothing is made up.
+        for (path, bytes) in &package.files {
+            tree.insert(format!("source/{path}"), bytes.clone());
+        }
+        tree.insert(
+            planned.bound.executable_path.clone(),
+            planned.executable.clone(),
+        );
+        return;
+    }
     let module = &planned.inspection.capability_ir.source.module;
     let parts: Vec<&str> = module.split('.').collect();
     for depth in 1..parts.len() {

@@ -22,6 +22,7 @@
 //!     allow_conditional: false,
 //!     readiness: apizr_ir::ReadinessPolicy::V1,
 //!     autoscaling: Default::default(),
+//!     package: None,
 //! })
 //! .unwrap();
 //! assert!(generated.tree.contains_key("openapi.json"));
@@ -45,7 +46,9 @@
 //!   (the only module that starts a process);
 //! * [`seccomp`] — governed v1: the container's seccomp profile (Docker's default plus the
 //!   launcher's namespace and mount calls), from a Rust table;
-//! * [`output`] — output-directory safety and the one place that writes (temp dir + rename).
+//! * [`output`] — output-directory safety and the one place that writes (temp dir + rename);
+//! * [`package`], [`requirements`] — a module of a package directory (`DIR --select
+//!   pkg.mod:func`): its import closure and its third-party requirements.
 //!
 //! Why a crate of its own: the generator is reusable code (the macro backend, tests, other
 //! front-ends), it needs the Python parser (through `apizr-inspect`) but not the runtime, and
@@ -60,10 +63,14 @@ pub mod mcp;
 pub mod model;
 pub mod openapi;
 pub mod output;
+pub mod package;
 pub mod project;
 pub mod project_image;
 mod pyjson;
+pub mod requirements;
 pub mod seccomp;
 
 pub use generate::generate;
-pub use model::{FileTree, GenerateError, Generated, Request, RuntimeDependency, Transport};
+pub use model::{
+    FileTree, GenerateError, Generated, Request, RuntimeDependency, ServedPackage, Transport,
+};

@@ -6,7 +6,8 @@
 //! `src/`, `Dockerfile`, `.dockerignore`, `k8s/`, `README.md`) that users are expected to edit
 //! and that the server never reads, so `artifacts` covers only the contract, source and
 //! execution files: the ones a server verifies before it answers. With `--allow-conditional`
-//! the manifest gains a top-level `conditional` map (capability id → readiness reasons).
+//! the manifest gains a top-level `conditional` map (capability id → readiness reasons); for a
+//! module of a package, a top-level `package` (its files, requirements and wheelhouse).
 
 use std::collections::BTreeMap;
 
@@ -88,6 +89,9 @@ pub fn transport_manifest(planned: &Planned, endpoints: Vec<Value>, covered: &Fi
     if let Some(conditional) = &planned.conditional {
         extra.push(("conditional", conditional.clone()));
     }
+    if let Some(package) = &planned.package {
+        extra.push(("package", package_section(package)));
+    }
     if transport == Transport::Mcp {
         extra.push((
             "protocol",
@@ -98,6 +102,38 @@ pub fn transport_manifest(planned: &Planned, endpoints: Vec<Value>, covered: &Fi
         ));
     }
     with(value(&planned.bound), extra)
+}
+
+/// A module of a package: `files` (the bundle paths the server loads as the package, each
+/// also an artifact), `requirements` (installed into the image's virtual environment) and
+/// `wheelhouse` (wheel name → digest), so the manifest's digest (the image tag) follows them.
+fn package_section(package: &crate::model::ServedPackage) -> Value {
+    obj(vec![
+        (
+            "files",
+            Value::Array(
+                package
+                    .files
+                    .keys()
+                    .map(|path| text(&format!("source/{path}")))
+                    .collect(),
+            ),
+        ),
+        (
+            "requirements",
+            Value::Array(package.requirements.iter().map(|r| text(r)).collect()),
+        ),
+        (
+            "wheelhouse",
+            Value::Object(
+                package
+                    .wheelhouse
+                    .iter()
+                    .map(|(name, bytes)| (name.clone(), value(&Digest::sha256(bytes))))
+                    .collect(),
+            ),
+        ),
+    ])
 }
 
 /// `execution/bundle.json` over every file rendered so far (the transport manifest and the

@@ -69,6 +69,21 @@ pub struct Request {
     pub readiness: apizr_ir::ReadinessPolicy,
     /// What `k8s/` scales the server with (HPA, or a Knative Service that scales to zero).
     pub autoscaling: crate::deploy::Autoscaling,
+    /// A module of a package directory (`DIR --select pkg.mod:func`); `None` for one file.
+    pub package: Option<ServedPackage>,
+}
+
+/// A module of a package: what its bundle and image add to a single file's.
+#[derive(Debug, Clone, Default)]
+pub struct ServedPackage {
+    /// Path under the `sys.path` root (`pkg/__init__.py`) → bytes: the module's import
+    /// closure, its own file included ([`crate::package::load`]).
+    pub files: BTreeMap<String, Vec<u8>>,
+    /// Third-party requirement specifiers, installed into the image's virtual environment.
+    pub requirements: Vec<String>,
+    /// `--wheelhouse DIR`: wheel file name → bytes; the image installs from them only
+    /// (`pip install --no-index --find-links`).
+    pub wheelhouse: BTreeMap<String, Vec<u8>>,
 }
 
 /// The rendered project and the stdout summary line.
@@ -140,6 +155,8 @@ pub struct Planned {
     pub oci: Option<OciSettings>,
     /// `--allow-conditional`: capability id → its readiness record, for the manifest.
     pub conditional: Option<apizr_ir::Value>,
+    /// A module of a package: its files, requirements and wheelhouse.
+    pub package: Option<ServedPackage>,
 }
 
 /// A v2 (`apizr.execution/v2`) bundle's policy and image.

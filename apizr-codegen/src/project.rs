@@ -68,6 +68,17 @@ pub struct ProjectView {
     /// The image label holding the bundle digest, and its value (`sha256:<hex>`).
     pub bundle_label: &'static str,
     pub bundle_digest: String,
+    /// A module of a package: how many of its files the bundle holds (0: a single file).
+    pub package_files: usize,
+    /// The package's third-party requirements (installed into [`deploy::VENV_DIR`]).
+    pub requirements: Vec<String>,
+    /// `--wheelhouse`: the image installs them offline from `python/wheelhouse/`.
+    pub wheelhouse: bool,
+    pub venv_dir: &'static str,
+    pub python_dir: &'static str,
+    /// The workers' interpreter (`APIZR_PYTHON`): the virtual environment's when there are
+    /// requirements, else the base image's `python3`.
+    pub python: String,
 }
 
 macro_rules! project_template {
@@ -91,6 +102,7 @@ project_template!(MainRs, "generate/main.rs.j2");
 project_template!(Dockerfile, "generate/dockerfile.j2");
 project_template!(DockerIgnore, "generate/dockerignore.j2");
 project_template!(Readme, "generate/readme.md.j2");
+project_template!(InstallSh, "generate/install.sh.j2");
 project_template!(Deployment, "generate/k8s/deployment.yaml.j2");
 project_template!(Service, "generate/k8s/service.yaml.j2");
 project_template!(Hpa, "generate/k8s/hpa.yaml.j2");
@@ -120,6 +132,12 @@ pub fn render(
         ("README.md", Readme { view }.render()?),
         ("k8s/networkpolicy.yaml", NetworkPolicy { view }.render()?),
     ];
+    if !view.requirements.is_empty() {
+        let mut list = view.requirements.join("\n");
+        list.push('\n');
+        files.push(("python/requirements.txt", list));
+        files.push(("python/install.sh", InstallSh { view }.render()?));
+    }
     if view.seccomp {
         let profile = String::from_utf8_lossy(&crate::seccomp::profile_bytes()).into_owned();
         files.push((crate::seccomp::PROFILE_FILE, profile));
@@ -209,6 +227,27 @@ fn view(planned: &Planned, scaffold: &Scaffold<'_>) -> ProjectView {
         bundle_dir: deploy::BUNDLE_DIR,
         bundle_label: deploy::BUNDLE_LABEL,
         bundle_digest: apizr_ir::Digest::sha256(scaffold.manifest).prefixed(),
+        package_files: planned.package.as_ref().map_or(0, |p| p.files.len()),
+        requirements: planned
+            .package
+            .as_ref()
+            .map(|p| p.requirements.clone())
+            .unwrap_or_default(),
+        wheelhouse: planned
+            .package
+            .as_ref()
+            .is_some_and(|p| !p.wheelhouse.is_empty()),
+        venv_dir: deploy::VENV_DIR,
+        python_dir: deploy::PYTHON_DIR,
+        python: if planned
+            .package
+            .as_ref()
+            .is_some_and(|p| !p.requirements.is_empty())
+        {
+            format!("{}/bin/python", deploy::VENV_DIR)
+        } else {
+            "python3".into()
+        },
         package,
         module,
         transport: transport.name(),

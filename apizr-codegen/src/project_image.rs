@@ -28,6 +28,11 @@ pub enum ProjectError {
     },
     #[error("{path}: not an apizr manifest: {detail}")]
     Manifest { path: PathBuf, detail: String },
+    #[error(
+        "{0}: the package's requirements (python/requirements.txt) are installed by the \
+         Dockerfile's RUN step, which this build does not run: use docker build (see README.md)"
+    )]
+    Requirements(PathBuf),
     #[error("{path}: does not match its digest in {manifest} (the server would refuse to start)")]
     Digest {
         path: PathBuf,
@@ -79,6 +84,13 @@ impl ProjectImage {
             .pointer("/source/module")
             .and_then(Json::as_str)
             .ok_or_else(|| bad("no source.module"))?;
+        if manifest
+            .pointer("/package/requirements")
+            .and_then(Json::as_array)
+            .is_some_and(|r| !r.is_empty())
+        {
+            return Err(ProjectError::Requirements(dir.to_path_buf()));
+        }
         let artifacts = manifest
             .get("artifacts")
             .and_then(Json::as_object)

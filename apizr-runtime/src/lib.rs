@@ -132,9 +132,9 @@ pub use call::{
 pub use envelope::{Envelope, RESULT_SCHEMA_V1, RESULT_SCHEMA_V2, ResultSchema};
 pub use host::HostCapabilities;
 pub use local::executor::LocalExecutor;
-pub use request::Executable;
 #[doc(hidden)]
 pub use request::{BindingParameter, CallRequest, ExecutionKind};
+pub use request::{Executable, PackageFiles};
 #[doc(hidden)]
 pub use runtime::CallOutcome;
 pub use runtime::{CallReport, LauncherLocation, LocalRuntime, RuntimeConfig};

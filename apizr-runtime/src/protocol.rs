@@ -9,10 +9,11 @@
 
 use std::collections::BTreeMap;
 
+use apizr_ir::Digest;
 use apizr_ir::json::{CanonicalError, Value, to_value};
 
 use crate::envelope::Envelope;
-use crate::request::CallRequest;
+use crate::request::{CallRequest, PackageFiles};
 
 /// Protocol identifier carried in every request.
 pub const PROTOCOL_V1: &str = "apizr.worker/v1";
@@ -109,6 +110,9 @@ pub fn encode_request(
             ("digest", to_value(&call.executable.digest)?),
         ]),
     );
+    if let Some(package) = &call.executable.package {
+        root.insert("package".into(), package_value(package)?);
+    }
     let limits = &call.policy.limits;
     root.insert(
         "limits".into(),
@@ -134,6 +138,22 @@ pub fn encode_request(
     };
     root.insert("seccomp".into(), seccomp);
     Value::Object(root).canonical_bytes()
+}
+
+/// `{"files": {path: {"base64", "digest"}}}`: a package's files as the worker reads them
+/// (only present for a module of a package, so a single file's request bytes are unchanged).
+pub fn package_value(package: &PackageFiles) -> Result<Value, CanonicalError> {
+    let mut files = BTreeMap::new();
+    for (path, bytes) in &package.files {
+        files.insert(
+            path.clone(),
+            object([
+                ("base64", Value::Str(base64(bytes))),
+                ("digest", to_value(&Digest::sha256(bytes))?),
+            ]),
+        );
+    }
+    Ok(object([("files", Value::Object(files))]))
 }
 
 fn object<const N: usize>(pairs: [(&str, Value); N]) -> Value {

@@ -6,6 +6,7 @@
 //! object, the input size, and per-TypeSpec conversion of JSON lists into tuples and sets.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use apizr_ir::json::Value;
 use apizr_ir::policy::PolicyV1;
@@ -33,13 +34,52 @@ pub struct Executable {
     pub bytes: Vec<u8>,
     /// The bound digest; the worker recomputes sha256 of `bytes` and compares.
     pub digest: Digest,
+    /// A module of a package: every local file importing it runs (see [`PackageFiles`]).
+    /// `None` for a single file, whose parent packages are empty stand-ins.
+    pub package: Option<Arc<PackageFiles>>,
 }
 
 impl Executable {
     /// Bytes bound to their own digest (the normal case).
     pub fn new(bytes: Vec<u8>) -> Self {
         let digest = Digest::sha256(&bytes);
-        Executable { bytes, digest }
+        Executable {
+            bytes,
+            digest,
+            package: None,
+        }
+    }
+
+    /// The same executable as a module of `package`.
+    #[must_use]
+    pub fn with_package(mut self, package: PackageFiles) -> Self {
+        self.package = Some(Arc::new(package));
+        self
+    }
+}
+
+/// The local Python files a module of a package imports (its import closure, parent
+/// packages' `__init__.py` included), by path relative to the directory that was on
+/// `sys.path` (`pkg/__init__.py`, `pkg/i18n.py`), `/`-separated.
+///
+/// Why the bytes travel with each call instead of a directory on the worker's `sys.path`: the
+/// worker then imports exactly the bytes that were verified (every file's digest goes with
+/// it and the worker re-checks it), and every backend (a sandboxed process with its own mount
+/// view, a container, the warm pool) sees the same package without a file system path that
+/// must be reachable inside it.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct PackageFiles {
+    pub files: BTreeMap<String, Vec<u8>>,
+}
+
+impl PackageFiles {
+    /// The file of module `dotted` in this package (`a/b/__init__.py` or `a/b.py`).
+    pub fn file_of(&self, dotted: &str) -> Option<(&str, &[u8])> {
+        let base = dotted.replace('.', "/");
+        [format!("{base}/__init__.py"), format!("{base}.py")]
+            .into_iter()
+            .find_map(|path| self.files.get_key_value(&path))
+            .map(|(path, bytes)| (path.as_str(), bytes.as_slice()))
     }
 }
 

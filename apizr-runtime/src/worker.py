@@ -300,6 +300,107 @@ def _load_module(name, path, source):
     return module
 
 
+# --- A module of a package (the request's optional "package") ---------------------------------
+# The package's files travel in the request with their digests; a finder placed in front of
+# the path finder serves them by dotted name, as if their root were first on sys.path, so
+# relative imports and imports of the package's own modules work and every parent __init__
+# runs first. Directories without __init__.py are namespace packages, as in Python.
+
+
+def _package_modules(package):
+    modules = {}
+    for rel, entry in package["files"].items():
+        source = binascii.a2b_base64(entry["base64"].encode("ascii"), strict_mode=True)
+        digest = entry["digest"]
+        if digest.get("algorithm") != "sha256" or _sha256(source).hexdigest() != digest.get(
+            "value"
+        ):
+            raise _Fail("source_mismatch")
+        if not rel.endswith(".py"):
+            raise _Fail("worker_failed")
+        parts = rel[:-3].split("/")
+        is_package = parts[-1] == "__init__"
+        if is_package:
+            parts = parts[:-1]
+        name = ".".join(parts)
+        if not name or (name in modules and modules[name][2]):
+            # A package directory wins over a module file of the same name, as in Python.
+            continue
+        modules[name] = ("source/" + rel, source, is_package)
+    return modules
+
+
+class _PackageLoader:
+    def __init__(self, path, source):
+        self.path = path
+        self.source = source
+
+    def create_module(self, spec):
+        return None
+
+    def exec_module(self, module):
+        code = compile(self.source, self.path, "exec", dont_inherit=True)
+        exec(code, module.__dict__)
+
+
+class _PackageFinder:
+    def __init__(self, modules):
+        self.modules = modules
+        self.namespaces = set()
+        for name in modules:
+            parts = name.split(".")
+            for i in range(1, len(parts)):
+                parent = ".".join(parts[:i])
+                if parent not in modules:
+                    self.namespaces.add(parent)
+
+    def find_spec(self, name, path=None, target=None):
+        from _frozen_importlib import ModuleSpec
+
+        entry = self.modules.get(name)
+        if entry is not None:
+            origin, source, is_package = entry
+            spec = ModuleSpec(name, _PackageLoader(origin, source), origin=origin,
+                              is_package=is_package)
+            spec.has_location = True
+            return spec
+        if name in self.namespaces:
+            return ModuleSpec(name, None, is_package=True)
+        return None
+
+    def invalidate_caches(self):
+        pass
+
+
+def _load_package_module(name, source, modules):
+    entry = modules.get(name)
+    if entry is None or entry[1] != source:
+        # The module imported must be the executable that was bound and inspected.
+        raise _Fail("source_mismatch")
+    meta = sys.meta_path
+    at = len(meta)
+    for i, finder in enumerate(meta):
+        if getattr(finder, "__name__", "") == "PathFinder":
+            at = i
+            break
+    meta.insert(at, _PackageFinder(modules))
+    # A virtual environment (where generated images install the package's requirements): -S
+    # skipped `site`, which is what reads pyvenv.cfg and sets sys.prefix, so the environment is
+    # found next to the interpreter as `site` finds it, and its site-packages is added after
+    # the package itself.
+    bindir = os.path.dirname(sys.executable)
+    venv = os.path.dirname(bindir)
+    if os.path.isfile(bindir + "/pyvenv.cfg") or os.path.isfile(venv + "/pyvenv.cfg"):
+        version = sys.version_info
+        sys.path.append("%s/lib/python%d.%d/site-packages" % (venv, version[0], version[1]))
+    try:
+        __import__(name)
+        return sys.modules[name]
+    except BaseException:
+        _print_exception()
+        raise _Fail("execution_failed")
+
+
 def _verify_binding(func, execution, params):
     if type(func) is not type(_main):
         raise _Fail("binding_failed")
@@ -491,10 +592,15 @@ def _main():
         prefixes = [".".join(parts[:i]) for i in range(1, len(parts) + 1)]
         if any(p in sys.modules or p in _REFERENCE_MODULES for p in prefixes):
             raise _Fail("binding_failed")
+        package = request.get("package")
+        modules = None if package is None else _package_modules(package)
         if request.get("seccomp"):
             _install_seccomp(request["seccomp"])
         os.environ["APIZR_SERVED_PROCESS"] = "1"
-        module = _load_module(name, call["path"], source)
+        if modules is None:
+            module = _load_module(name, call["path"], source)
+        else:
+            module = _load_package_module(name, source, modules)
         func = module.__dict__.get(call["function"])
         _verify_binding(func, execution, params)
         by_name = {p["name"]: p["type"] for p in params}
@@ -701,8 +807,12 @@ def _serve():
         prefixes = [".".join(parts[:i]) for i in range(1, len(parts) + 1)]
         if any(p in sys.modules or p in _REFERENCE_MODULES for p in prefixes):
             raise _Fail("binding_failed")
+        package = init.get("package")
         os.environ["APIZR_SERVED_PROCESS"] = "1"
-        module = _load_module(name, init["path"], source)
+        if package is None:
+            module = _load_module(name, init["path"], source)
+        else:
+            module = _load_package_module(name, source, _package_modules(package))
         served = {n: _Served(module, spec) for n, spec in init["capabilities"].items()}
     except _Fail as failure:
         _send(nonce, failure.status)

@@ -305,6 +305,80 @@ fn dotted_modules_get_parent_packages() {
     );
 }
 
+/// A module of a package: the package's files travel in the request; the worker imports the
+/// module by name, parents first, so relative and absolute intra-package imports work, a
+/// directory without `__init__.py` is a namespace package, and every file's digest is checked.
+#[test]
+fn a_module_of_a_package_imports_its_siblings_and_every_file_is_checked() {
+    let module = "from . import helper\nfrom pkg import ROOT\nfrom ns.deep import value\n\
+                  def f():\n    return [helper.twice(2), ROOT, value, __name__, __package__]\n";
+    let files = |helper: &str| apizr_runtime::PackageFiles {
+        files: [
+            ("pkg/__init__.py", "ROOT = 'root ran'\n"),
+            ("pkg/helper.py", helper),
+            ("pkg/mod.py", module),
+            ("ns/deep.py", "value = 'namespace'\n"),
+        ]
+        .into_iter()
+        .map(|(path, text)| (path.to_string(), text.as_bytes().to_vec()))
+        .collect(),
+    };
+    let rt = runtime();
+    let mut c = call0(module, "f");
+    c.module = "pkg.mod".into();
+    c.executable = c
+        .executable
+        .clone()
+        .with_package(files("def twice(x):\n    return 2 * x\n"));
+    let out = rt.execute(&c);
+    assert_eq!(
+        out.envelope.value,
+        serde_json_value(r#"[4,"root ran","namespace","pkg.mod","pkg"]"#),
+        "{:?}",
+        out.report
+    );
+    // The same request with one sibling's bytes replaced after their digest was taken (what
+    // a corrupted frame would carry): the worker refuses before importing anything.
+    let payload = apizr_runtime::protocol::encode_request(&c, None).unwrap();
+    let twice = apizr_runtime::protocol::base64(b"def twice(x):\n    return 2 * x\n");
+    let other = apizr_runtime::protocol::base64(b"def twice(x):\n    return 3 * x\n");
+    let text = String::from_utf8(payload).unwrap();
+    assert!(text.contains(&twice));
+    assert_eq!(
+        worker_answer(text.replace(&twice, &other).as_bytes()),
+        "source_mismatch"
+    );
+    assert_eq!(worker_answer(text.as_bytes()), "success");
+    // The module's own file must be the executable that was bound.
+    let mut other_module = c.clone();
+    other_module.executable.package = Some(std::sync::Arc::new(apizr_runtime::PackageFiles {
+        files: [(
+            "pkg/mod.py".to_string(),
+            b"def f():\n    return 0\n".to_vec(),
+        )]
+        .into_iter()
+        .collect(),
+    }));
+    assert_eq!(status(&rt.execute(&other_module)), "source_mismatch");
+}
+
+/// The status a bare worker (`python3 -I -S -c worker.py`, no launcher) answers `payload` with.
+fn worker_answer(payload: &[u8]) -> String {
+    use std::io::Write;
+    let mut child = std::process::Command::new("python3")
+        .args(["-I", "-S", "-c", apizr_runtime::worker::WORKER_SOURCE])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let frame = apizr_runtime::protocol::encode_frame(payload);
+    child.stdin.take().unwrap().write_all(&frame).unwrap();
+    let out = child.wait_with_output().unwrap();
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout[8..]).unwrap();
+    doc["status"].as_str().unwrap().to_string()
+}
+
 #[test]
 fn source_mismatch_and_invalid_input() {
     let rt = runtime();
@@ -312,6 +386,7 @@ fn source_mismatch_and_invalid_input() {
     c.executable = Executable {
         bytes: b"def f():\n    return 2\n".to_vec(),
         digest: c.executable.digest.clone(),
+        package: None,
     };
     assert_eq!(status(&rt.execute(&c)), "source_mismatch");
     // Argument that does not convert to its TypeSpec (the planner should have caught it).

@@ -18,10 +18,23 @@ pub fn generate_and_build(
     source: &Path,
     policy: Option<&str>,
 ) -> (PathBuf, PathBuf) {
+    let module = source.file_stem().unwrap().to_str().unwrap();
+    generate_and_build_module(transport, source, module, policy, &[])
+}
+
+/// [`generate_and_build`] for any source (a package directory with `--select`, `extra`
+/// generate flags) whose served module is `module` (the binary is `apizr-<transport>-<module
+/// with '.' as '-'>`).
+pub fn generate_and_build_module(
+    transport: &str,
+    source: &Path,
+    module: &str,
+    policy: Option<&str>,
+    extra: &[&str],
+) -> (PathBuf, PathBuf) {
     let root = workspace_root();
     let projects = root.join("target/generated/projects");
     std::fs::create_dir_all(&projects).unwrap();
-    let module = source.file_stem().unwrap().to_str().unwrap();
     let name = format!(
         "{module}-{transport}-{}-{}",
         policy.is_some(),
@@ -44,6 +57,7 @@ pub fn generate_and_build(
         std::fs::write(&policy_file, policy).unwrap();
         argv.extend(["--execution-policy", policy_file.to_str().unwrap()]);
     }
+    argv.extend(extra);
     let out = apizr(&projects, &argv);
     let _ = std::fs::remove_file(&policy_file);
     assert!(
@@ -71,7 +85,10 @@ pub fn generate_and_build(
         status.success(),
         "cargo build --locked of the moved, generated {transport} project failed"
     );
-    let binary = target.join(format!("debug/apizr-{transport}-{module}"));
+    let binary = target.join(format!(
+        "debug/apizr-{transport}-{}",
+        module.replace(['.', '_'], "-")
+    ));
     assert!(binary.is_file());
     (dir, binary)
 }

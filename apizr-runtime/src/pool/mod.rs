@@ -11,8 +11,9 @@
 //! the payload; stdin stays open between calls):
 //! * start-up, server → worker: canonical JSON `{"capabilities": {name: {"execution",
 //!   "function", "parameters", "sets"}}, "executable": {"base64", "digest"}, "module", "nonce",
-//!   "path", "protocol"}`; the worker verifies the digest, imports the module once and
-//!   binding-checks every capability;
+//!   "path", "protocol"}` (plus `"package"` for a module of a package, as in the single-shot
+//!   request); the worker verifies the digests, imports the module once and binding-checks
+//!   every capability;
 //! * call, server → worker: `<nonce>\n<capability>\n<positional-only count>\n<caller's JSON
 //!   text>` (already admitted and validated by the server; the worker re-decodes it to keep key
 //!   order);
@@ -124,6 +125,13 @@ impl std::fmt::Debug for Pool {
 impl Pool {
     /// Start every worker and wait until each has imported the module.
     pub async fn start(config: PoolConfig) -> Result<Arc<Pool>, PoolError> {
+        let package = match &config.executable.package {
+            Some(package) => Some(
+                crate::protocol::package_value(package)
+                    .map_err(|e| PoolError::Encode(e.to_string()))?,
+            ),
+            None => None,
+        };
         let init = Value::Object(
             [
                 ("protocol".to_string(), Value::Str(SERVE_PROTOCOL.into())),
@@ -150,6 +158,7 @@ impl Pool {
                 ),
             ]
             .into_iter()
+            .chain(package.map(|p| ("package".to_string(), p)))
             .collect(),
         );
         let workers = config.workers.max(1);

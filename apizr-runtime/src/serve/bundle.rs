@@ -1,6 +1,7 @@
 //! Loading a generated project (`--bundle DIR`): the transport manifest (`apizr-rest.json` or
-//! `apizr-mcp.json`), the contracts it lists, the executable source and, when present, the
-//! governed policy `execution/policy.json` (v1: local governed workers; v2: containers, with
+//! `apizr-mcp.json`), the contracts it lists, the executable source (for a module of a
+//! package, with the package's files the manifest's `package.files` names), and, when present,
+//! the governed policy `execution/policy.json` (v1: local governed workers; v2: containers, with
 //! the runtime image from `execution/bundle.json`).
 //!
 //! Why so strict: a bundle is the unit that was reviewed and hashed. Every artifact listed in
@@ -21,7 +22,7 @@ use super::options::Transport;
 use super::spec::{ExecutionMode, Gates, ServeSource, ServeSpec, ServedCapability, default_python};
 use crate::call::ExecutorError;
 use crate::oci::RuntimeImage;
-use crate::request::Executable;
+use crate::request::{Executable, PackageFiles};
 
 /// Largest manifest or contract file read (the reference's policy cap is 1 MiB; manifests of
 /// large modules are bigger).
@@ -99,9 +100,12 @@ pub fn load(dir: &Path) -> Result<ServeSpec, ServeError> {
         .and_then(digest_of)
         .ok_or(BundleError::MissingField("executable_digest"))?;
     let bytes = read(dir, &executable_path)?;
-    let executable = Executable::new(bytes);
+    let mut executable = Executable::new(bytes);
     if executable.digest.value != bound {
         return Err(ServeError::Digest(executable_path));
+    }
+    if let Some(package) = manifest.get("package") {
+        executable = executable.with_package(package_files(dir, package, &listed)?);
     }
     let module = manifest
         .get("source")
@@ -187,6 +191,30 @@ pub fn load(dir: &Path) -> Result<ServeSpec, ServeError> {
         oci_pool: super::spec::DEFAULT_OCI_POOL,
         audit: None,
     })
+}
+
+/// A module of a package: the manifest's `package.files` (`source/<path>`), each a listed
+/// artifact (so its digest was checked above), keyed by its path under `source/`.
+fn package_files(
+    dir: &Path,
+    package: &Value,
+    listed: &dyn Fn(&str) -> bool,
+) -> Result<PackageFiles, ServeError> {
+    let Some(Value::Array(paths)) = package.get("files") else {
+        return Err(BundleError::MissingField("package.files").into());
+    };
+    let mut files = PackageFiles::default();
+    for path in paths {
+        let Value::Str(path) = path else {
+            return Err(BundleError::MissingField("package.files").into());
+        };
+        let relative = path
+            .strip_prefix("source/")
+            .filter(|rel| rel.ends_with(".py") && listed(path))
+            .ok_or_else(|| BundleError::PackageFile(path.clone()))?;
+        files.files.insert(relative.to_string(), read(dir, path)?);
+    }
+    Ok(files)
 }
 
 /// A v2 bundle: the policy, and the runtime image recorded in `execution/bundle.json` (a

@@ -90,6 +90,10 @@ pub enum BundleError {
     Encode(#[from] CanonicalError),
     #[error("{0} is not a listed artifact")]
     NotListed(&'static str),
+    /// A file of the manifest's `package.files` that its `artifacts` do not cover (so it
+    /// was never verified), or that is not a `.py` file under `source/`.
+    #[error("package file {0:?} is not a listed source/*.py artifact")]
+    PackageFile(String),
     #[error("execution/bundle.json: runtime.{0}")]
     RuntimeField(&'static str),
     #[error(transparent)]

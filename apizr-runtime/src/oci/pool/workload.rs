@@ -48,6 +48,8 @@ impl PoolWorkload {
                     algorithm: "sha256",
                     value: w.executable_digest.to_string(),
                 },
+                // The package travels in the request payload, not in the container's bundle.
+                package: None,
             },
             executable_path: w.executable_path.to_string(),
             original: (!same).then(|| w.original.to_vec()),

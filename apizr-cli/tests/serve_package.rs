@@ -1,0 +1,298 @@
+//! A module of a package directory (`apizr serve|generate DIR --select pkg.mod:func`), on the
+//! host: the real binary, real workers (warm pool and governed), real HTTP.
+//!
+//! The fixture `tests/fixtures/package/src/shop` has a module that imports a sibling
+//! relatively, another by its absolute name and a name of its parent package; a module nobody
+//! imports raises when imported, so bundling or importing it would fail the calls.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::time::Duration;
+
+#[path = "support/served.rs"]
+mod served;
+use served::Served;
+
+fn package_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/package/src")
+}
+
+fn tmp(name: &str) -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+        .join("serve-package")
+        .join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn run(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_apizr"))
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn start(args: &[&str]) -> Served {
+    Served::spawn_ready(args, &[], Duration::from_secs(30), Duration::from_secs(30))
+}
+
+const SELECT: &str = "shop.pricing:quote,shop.pricing:where";
+const QUOTE: &str = "\"250 cents (EUR)\"";
+
+/// Direct (warm pool) and governed (a sandboxed worker per call): the module is imported by its
+/// dotted name, parents first, so relative and absolute intra-package imports work.
+#[test]
+fn serves_a_module_of_a_package_with_its_intra_package_imports() {
+    let dir = package_dir();
+    let policy = tmp("modes").join("policy.json");
+    std::fs::write(&policy, "{}").unwrap();
+    for extra in [
+        vec!["--workers", "1"],
+        vec!["--policy", policy.to_str().unwrap()],
+    ] {
+        let mut args = vec![
+            dir.to_str().unwrap(),
+            "--select",
+            SELECT,
+            "--allow-conditional",
+        ];
+        args.extend(&extra);
+        let server = start(&args);
+        assert_eq!(
+            server.post("quote", r#"{"price": 2.5}"#),
+            (200, QUOTE.into()),
+            "{extra:?}"
+        );
+        assert_eq!(
+            server.post("where", "{}"),
+            (200, "\"shop.pricing in shop\"".into()),
+            "{extra:?}"
+        );
+    }
+}
+
+/// Exit code 2 and a message that says what was expected, for every way `--select` can be
+/// wrong on a package directory; a function importing its own package is `conditional`.
+#[test]
+fn bad_package_selections_are_refused_precisely() {
+    let dir = package_dir();
+    let dir = dir.to_str().unwrap();
+    for (args, want) in [
+        (
+            vec![dir],
+            "a package directory needs --select; expected MODULE:FUNCTION",
+        ),
+        (
+            vec![dir, "--select", "quote"],
+            "--select item 1 (\"quote\"): no ':' between module and function; expected \
+             MODULE:FUNCTION",
+        ),
+        (
+            vec![dir, "--select", "shop.pricing:quote,shop..x:f"],
+            "--select item 2 (\"shop..x:f\"): the module is not a dotted name",
+        ),
+        (
+            vec![dir, "--select", "shop.nothere:f"],
+            "--select: no module shop.nothere under",
+        ),
+        (
+            vec![dir, "--select", "shop.pricing:quote,shop.money:cents"],
+            "names functions of two modules (shop.pricing and shop.money)",
+        ),
+        (
+            vec![
+                dir,
+                "--select",
+                "shop.pricing:nothere",
+                "--allow-conditional",
+            ],
+            "Unknown capability selection: nothere",
+        ),
+        (
+            vec![dir, "--select", "shop.pricing:quote", "--module-name", "x"],
+            "--module-name does not apply to a package directory",
+        ),
+        (
+            vec![dir, "--select", "shop.pricing:quote"],
+            "cannot serve quote: conditional",
+        ),
+    ] {
+        let mut argv = vec!["serve", "rest"];
+        argv.extend(&args);
+        argv.extend(["--port", "1"]);
+        let out = run(&argv);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains(want), "{args:?}: {stderr}");
+    }
+    // The module list helps: the refusal names the modules that are there.
+    let out = run(&[
+        "serve",
+        "rest",
+        dir,
+        "--select",
+        "shop.nothere:f",
+        "--port",
+        "1",
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("shop.pricing"), "{stderr}");
+}
+
+fn manifest(project: &Path) -> serde_json::Value {
+    serde_json::from_slice(&std::fs::read(project.join("apizr-rest.json")).unwrap()).unwrap()
+}
+
+/// `generate DIR --select`: the bundle holds exactly the import closure (parents' `__init__.py`
+/// included, the unused module not), each file's digest in the manifest; the requirements of
+/// `pyproject.toml` go to `python/requirements.txt` and the Dockerfile's virtual environment;
+/// `serve --bundle` serves it, and a tampered package file is refused at start-up.
+#[test]
+fn generated_package_bundle_holds_its_closure_and_refuses_a_tampered_file() {
+    let dir = package_dir();
+    let out = tmp("generate").join("project");
+    let generated = run(&[
+        "generate",
+        "rest",
+        dir.to_str().unwrap(),
+        "--select",
+        SELECT,
+        "--allow-conditional",
+        "--output-dir",
+        out.to_str().unwrap(),
+        "--no-lockfile",
+    ]);
+    assert!(
+        generated.status.success(),
+        "{}",
+        String::from_utf8_lossy(&generated.stderr)
+    );
+    let doc = manifest(&out);
+    let files = [
+        "source/shop/__init__.py",
+        "source/shop/i18n.py",
+        "source/shop/money.py",
+        "source/shop/pricing.py",
+    ];
+    assert_eq!(doc["package"]["files"], serde_json::json!(files));
+    assert_eq!(
+        doc["package"]["requirements"],
+        serde_json::json!(["attrs>=22"])
+    );
+    assert_eq!(doc["source"]["module"], "shop.pricing");
+    for file in files {
+        let bytes = std::fs::read(out.join(file)).unwrap();
+        let want = sha256_hex(&bytes);
+        assert_eq!(doc["artifacts"][file]["value"], want.as_str(), "{file}");
+    }
+    assert!(!out.join("source/shop/unused.py").exists());
+    assert_eq!(
+        std::fs::read_to_string(out.join("python/requirements.txt")).unwrap(),
+        "attrs>=22\n"
+    );
+    let dockerfile = std::fs::read_to_string(out.join("Dockerfile")).unwrap();
+    assert!(
+        dockerfile.contains("RUN sh /opt/apizr/python/install.sh")
+            && dockerfile.contains("ENV APIZR_PYTHON=/opt/apizr/venv/bin/python"),
+        "{dockerfile}"
+    );
+    let readme = std::fs::read_to_string(out.join("README.md")).unwrap();
+    assert!(
+        readme.contains("/opt/apizr/venv") && readme.contains("* `attrs>=22`"),
+        "{readme}"
+    );
+    {
+        let server = start(&["--bundle", out.to_str().unwrap(), "--workers", "1"]);
+        assert_eq!(
+            server.post("quote", r#"{"price": 2.5}"#),
+            (200, QUOTE.into())
+        );
+    }
+    // A package file other than the module itself: still verified before anything is served.
+    std::fs::write(out.join("source/shop/money.py"), "def cents(a): return 0\n").unwrap();
+    let refused = run(&[
+        "serve",
+        "rest",
+        "--bundle",
+        out.to_str().unwrap(),
+        "--port",
+        "1",
+    ]);
+    assert_eq!(refused.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(
+        stderr.contains("artifact digest mismatch: source/shop/money.py"),
+        "{stderr}"
+    );
+    // `apizr image build --project` runs no installation step: it refuses, naming the way.
+    let image = run(&[
+        "image",
+        "build",
+        "--project",
+        out.to_str().unwrap(),
+        "--base",
+        "x",
+    ]);
+    assert_ne!(image.status.code(), Some(0));
+    let stderr = String::from_utf8_lossy(&image.stderr);
+    assert!(stderr.contains("use docker build"), "{stderr}");
+    let _ = std::fs::remove_dir_all(out.parent().unwrap());
+}
+
+/// `--wheelhouse` and requirement files that carry pip options are refused with where.
+#[test]
+fn requirement_options_and_a_wheelhouse_without_requirements_are_refused() {
+    let root = tmp("requirements");
+    let pkg = root.join("src/tool");
+    std::fs::create_dir_all(&pkg).unwrap();
+    std::fs::write(pkg.join("__init__.py"), "").unwrap();
+    std::fs::write(pkg.join("calc.py"), "def f(x: int) -> int:\n    return x\n").unwrap();
+    std::fs::write(
+        root.join("requirements.txt"),
+        "ok>=1\n--extra-index-url http://x\n",
+    )
+    .unwrap();
+    let src = root.join("src");
+    let out = run(&[
+        "generate",
+        "rest",
+        src.to_str().unwrap(),
+        "--select",
+        "tool.calc:f",
+        "--output-dir",
+        root.join("p").to_str().unwrap(),
+        "--no-lockfile",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(
+            "requirements.txt:2: \"--extra-index-url http://x\": pip options are not accepted"
+        ),
+        "{stderr}"
+    );
+    std::fs::remove_file(root.join("requirements.txt")).unwrap();
+    let out = run(&[
+        "generate",
+        "rest",
+        src.to_str().unwrap(),
+        "--select",
+        "tool.calc:f",
+        "--output-dir",
+        root.join("p").to_str().unwrap(),
+        "--no-lockfile",
+        "--wheelhouse",
+        root.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("declares no requirements"), "{stderr}");
+    assert!(!root.join("p").exists(), "nothing is written on a refusal");
+    let _ = std::fs::remove_dir_all(&root);
+}
+
+fn sha256_hex(bytes: &[u8]) -> String {
+    apizr_ir::Digest::sha256(bytes).value
+}
