@@ -11,12 +11,15 @@
 //! their dependencies with the `build-override` profile, unoptimized by default; set
 //!
 //! ```toml
-//! [profile.dev.build-override]
+//! [profile.dev.package.ruff_python_parser]
+//! opt-level = 3
+//! [profile.dev.package.ruff_python_ast]
 //! opt-level = 3
 //! ```
 //!
 //! in the workspace's `Cargo.toml` so that the parser runs at full speed during `cargo check`
-//! and `cargo build` (apizr's own workspace does).
+//! and `cargo build` (apizr's own workspace does). A named package override wins over
+//! `build-override`, so only the parser is optimized, not syn and every derive macro.
 
 use proc_macro::TokenStream;
 
