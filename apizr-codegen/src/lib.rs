@@ -47,8 +47,9 @@
 //! * [`seccomp`] — governed v1: the container's seccomp profile (Docker's default plus the
 //!   launcher's namespace and mount calls), from a Rust table;
 //! * [`output`] — output-directory safety and the one place that writes (temp dir + rename);
-//! * [`package`], [`requirements`] — a module of a package directory (`DIR --select
-//!   pkg.mod:func`): its import closure and its third-party requirements.
+//! * [`package`] — a module of a package directory (`DIR --select pkg.mod:func`): its import
+//!   closure and its third-party requirements (read by `apizr_inspect::package::requirements`,
+//!   the reader readiness v2 uses too).
 //!
 //! Why a crate of its own: the generator is reusable code (the macro backend, tests, other
 //! front-ends), it needs the Python parser (through `apizr-inspect`) but not the runtime, and
@@ -67,7 +68,6 @@ pub mod package;
 pub mod project;
 pub mod project_image;
 mod pyjson;
-pub mod requirements;
 pub mod seccomp;
 
 pub use generate::generate;

@@ -5,7 +5,7 @@
 //! dotted name; the bundle gets that module and every local file importing it runs (its
 //! import closure, parent packages' `__init__.py` included, call-time imports too, from the one
 //! resolver [`apizr_inspect::package`]), keyed by path under the `sys.path` root. Third-party
-//! requirements come from [`crate::requirements`].
+//! requirements come from `apizr_inspect::package::requirements`.
 //!
 //! Why one module per server: a bundle binds one executable (its digest chain, the worker's
 //! module) and the contracts planned from its inspection; functions of two modules are two
@@ -14,10 +14,9 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use apizr_inspect::package::PackageIndex;
+use apizr_inspect::package::{PackageIndex, Requirements, requirements};
 
 use crate::model::{GenerateError, input};
-use crate::requirements::{self, Requirements};
 
 /// What `--select` names on a package directory: one module and its functions, in order.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -150,7 +149,7 @@ pub fn load(dir: &Path, select: Option<&str>) -> Result<PackageInput, GenerateEr
         selection: selection.functions.join(","),
         source,
         files,
-        requirements: requirements::find(dir)?,
+        requirements: requirements::find(dir).map_err(|e| input(e.to_string()))?,
     })
 }
 

@@ -30,6 +30,7 @@
 
 mod closure;
 mod declared;
+pub mod requirements;
 mod resolve;
 #[cfg(test)]
 mod tests;
@@ -38,6 +39,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 pub use declared::declared_dependencies;
+pub use requirements::{Requirements, RequirementsError};
 pub use resolve::{ImportTarget, ImportTime, ResolvedImport};
 
 use crate::error::InspectError;
