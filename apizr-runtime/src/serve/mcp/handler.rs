@@ -179,14 +179,19 @@ impl McpHandler {
     }
 }
 
+/// What an apizr MCP server announces at `initialize`: tools only, a fixed list (tools never
+/// change while it runs), and its name with the protocol version of this crate.
+pub(super) fn tools_server_config(name: &str) -> ServerConfig {
+    let mut tools = ToolsCapability::default();
+    tools.list_changed = Some(false);
+    let mut capabilities = ServerCapabilities::default();
+    capabilities.tools = Some(tools);
+    ServerConfig::new(capabilities).with_server_info(Implementation::new(name, SERVER_VERSION))
+}
+
 impl ServerHandler for McpHandler {
     fn get_info(&self) -> ServerConfig {
-        let mut tools = ToolsCapability::default();
-        tools.list_changed = Some(false);
-        let mut capabilities = ServerCapabilities::default();
-        capabilities.tools = Some(tools);
-        ServerConfig::new(capabilities)
-            .with_server_info(Implementation::new(SERVER_NAME, SERVER_VERSION))
+        tools_server_config(SERVER_NAME)
     }
 
     async fn list_tools(

@@ -13,15 +13,14 @@
 use std::sync::{Arc, Mutex};
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
-    JsonObject, ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
-    ToolsCapability,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, JsonObject,
+    ListToolsResult, PaginatedRequestParams, ServerConfig, Tool,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 use serde_json::json;
 
-use super::handler::{SERVER_VERSION, error_result};
+use super::handler::{error_result, tools_server_config};
 use crate::interpreter::{Environment, ExecutionResult, Session, SessionOptions};
 use crate::serve::error::ServeError;
 
@@ -147,12 +146,7 @@ fn tool_result(result: &ExecutionResult) -> CallToolResult {
 
 impl ServerHandler for InterpreterHandler {
     fn get_info(&self) -> ServerConfig {
-        let mut tools = ToolsCapability::default();
-        tools.list_changed = Some(false);
-        let mut capabilities = ServerCapabilities::default();
-        capabilities.tools = Some(tools);
-        ServerConfig::new(capabilities)
-            .with_server_info(Implementation::new(SERVER_NAME, SERVER_VERSION))
+        tools_server_config(SERVER_NAME)
     }
 
     async fn list_tools(
