@@ -115,6 +115,22 @@ pub struct Caps {
     pub max_bytes: u64,
 }
 
+impl Caps {
+    /// The policy's caps, or the defaults when the run has no policy (the unsafe tiers).
+    pub fn for_policy(policy: Option<&super::policy::CapabilityPolicy>) -> Self {
+        policy.map_or(
+            Caps {
+                max_count: super::policy::DEFAULT_ARTIFACT_MAX_COUNT,
+                max_bytes: super::policy::DEFAULT_ARTIFACT_MAX_BYTES,
+            },
+            |p| Caps {
+                max_count: p.artifact_max_count,
+                max_bytes: p.artifact_max_bytes,
+            },
+        )
+    }
+}
+
 /// Open `name` beneath `root` without following any link; it must be the regular file the
 /// snapshot recorded (same device, inode, size and modification time).
 pub fn open_beneath(root: &Path, name: &str, expected: Option<&FileState>) -> Option<File> {

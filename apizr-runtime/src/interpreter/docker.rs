@@ -23,7 +23,7 @@ use super::enforcement::{Capability, EnforcementReport, Support, TierSupport, ba
 use super::local::{Job, filter_exports, package_failure_message, refusal_message};
 use super::outcome::{self, Context, Produced};
 use super::packages::Target;
-use super::policy::{CapabilityPolicy, DEFAULT_ARTIFACT_MAX_BYTES, DEFAULT_ARTIFACT_MAX_COUNT};
+use super::policy::CapabilityPolicy;
 use super::result::{Artifact, ExecutionResult};
 use super::sniff;
 use super::tar;
@@ -418,16 +418,7 @@ impl DockerTier {
             return Err(error);
         }
         if streams.status == Some(0) {
-            let caps = job.policy.map_or(
-                Caps {
-                    max_count: DEFAULT_ARTIFACT_MAX_COUNT,
-                    max_bytes: DEFAULT_ARTIFACT_MAX_BYTES,
-                },
-                |p| Caps {
-                    max_count: p.artifact_max_count,
-                    max_bytes: p.artifact_max_bytes,
-                },
-            );
+            let caps = Caps::for_policy(job.policy);
             let dest = job.working_directory.map(Path::to_path_buf);
             let (found, truncated, dir) = started.copy_out_new(
                 &self.temp_root,

@@ -24,7 +24,7 @@ use super::capture;
 use super::enforcement::{Capability, EnforcementReport, Support, TierSupport, base_features};
 use super::outcome::{self, Context, Produced};
 use super::packages::{PackageStore, Target};
-use super::policy::{CapabilityPolicy, DEFAULT_ARTIFACT_MAX_BYTES, DEFAULT_ARTIFACT_MAX_COUNT};
+use super::policy::CapabilityPolicy;
 use super::process;
 use super::result::ExecutionResult;
 use super::tier::Tier;
@@ -465,16 +465,7 @@ pub(crate) fn new_artifacts(
 ) -> (Vec<super::result::Artifact>, bool) {
     let after = Snapshot::take(workspace);
     let names = before.changed(&after);
-    let caps = policy.map_or(
-        Caps {
-            max_count: DEFAULT_ARTIFACT_MAX_COUNT,
-            max_bytes: DEFAULT_ARTIFACT_MAX_BYTES,
-        },
-        |p| Caps {
-            max_count: p.artifact_max_count,
-            max_bytes: p.artifact_max_bytes,
-        },
-    );
+    let caps = Caps::for_policy(policy);
     let names = filter_exports(names, policy, workspace);
     artifacts::describe(workspace, &names, &after, caps)
 }
