@@ -3,11 +3,13 @@
 //!
 //! | call | checked |
 //! | --- | --- |
-//! | `object()`, `set()`, `dict()`, `list()`, `tuple()`, `frozenset()` | no arguments, or one display |
+//! | `object()`, `set()`, `dict()`, `list()`, `tuple()`, `frozenset()` | no arguments, or one display; `list`/`tuple` also of any list, tuple, str, bytes, set or dict value (iterating them cannot fail), `set`/`frozenset` of a str or bytes value |
+//! | `chr(i)` | `i` an int literal below `0x110000` ([`super::pure`]) |
+//! | `f()`, `C()` of the module's own pure functions and constructible classes | [`super::pure`] |
 //! | `typing.TypeVar(name, *constraints, bound=, covariant=, contravariant=)` | name a literal, never one constraint, not both variances |
 //! | `typing.ParamSpec(name)`, `typing.NewType(name, type)` | literal names, a type |
 //! | `logging.getLogger()` / `(literal)` / `(__name__)` | only these arguments |
-//! | `re.compile(literal[, flags])` | the pattern is a regular expression `re` accepts ([`super::regex`]) |
+//! | `re.compile(pattern[, flags])` (`flags=` too) | the pattern, a literal or a string folded from module constants ([`super::strings`]), is a regular expression `re` accepts ([`super::regex`]) |
 //! | `threading.Lock/RLock/Event/local()`, `weakref.WeakKeyDictionary/WeakValueDictionary/WeakSet()`, `collections.OrderedDict/deque/Counter()` | no arguments |
 //! | `collections.defaultdict(f)` | `f` a builtin type or a function of the module |
 //! | `contextvars.ContextVar(literal[, default=value])` | |
@@ -30,6 +32,7 @@ pub fn is_allowlisted(qualified: &str) -> bool {
             | "builtins.list"
             | "builtins.tuple"
             | "builtins.frozenset"
+            | "builtins.chr"
             | "typing.TypeVar"
             | "typing.ParamSpec"
             | "typing.NewType"
@@ -54,16 +57,14 @@ pub fn is_allowlisted(qualified: &str) -> bool {
 }
 
 impl Prover<'_> {
-    /// The qualified name a call's function resolves to, when it is a known stdlib callable.
-    pub fn callee(&self, func: &Expr) -> Proof<String> {
-        match self.value(func)? {
-            Meaning::Qualified(q) => Ok(q),
-            _ => Err(Unproved::at(func.range(), Why::NotAllowlisted)),
-        }
-    }
-
     pub fn call(&self, call: &ExprCall) -> Proof<Meaning> {
-        let qualified = self.callee(&call.func)?;
+        let callee = self.value(&call.func)?;
+        if let Some(local) = self.local_call(call, &callee) {
+            return local;
+        }
+        let Meaning::Qualified(qualified) = callee else {
+            return Err(Unproved::at(call.func.range(), Why::NotAllowlisted));
+        };
         let args = &call.arguments.args;
         let keywords = &call.arguments.keywords;
         let fail = |why| Err(Unproved::at(call.range(), why));
@@ -93,32 +94,7 @@ impl Prover<'_> {
                 if keywords.is_empty() && args.len() <= 1 =>
             {
                 if let Some(arg) = args.first() {
-                    if !matches!(
-                        arg,
-                        Expr::List(_)
-                            | Expr::Tuple(_)
-                            | Expr::Set(_)
-                            | Expr::Dict(_)
-                            | Expr::StringLiteral(_)
-                    ) {
-                        return fail(Why::Arguments);
-                    }
-                    let items = self.value(arg)?;
-                    let elements_hashable = match arg {
-                        Expr::List(l) => l.elts.iter().all(|e| {
-                            self.value(e)
-                                .is_ok_and(|m| !matches!(m, Meaning::Value(k) if !k.hashable()))
-                        }),
-                        Expr::Tuple(_) => items == Meaning::Value(Kind::Tuple),
-                        _ => true,
-                    };
-                    let needs_hash =
-                        matches!(qualified.as_str(), "builtins.set" | "builtins.frozenset");
-                    if needs_hash && !elements_hashable
-                        || qualified == "builtins.dict" && !matches!(arg, Expr::Dict(_))
-                    {
-                        return fail(Why::Arguments);
-                    }
+                    self.collection_argument(&qualified, arg)?;
                 }
                 Meaning::Value(match qualified.as_str() {
                     "builtins.set" => Kind::Set,
@@ -128,6 +104,7 @@ impl Prover<'_> {
                     _ => Kind::Object,
                 })
             }
+            "builtins.chr" => self.chr(call)?,
             "typing.TypeVar" => {
                 let [Expr::StringLiteral(_), constraints @ ..] = &args[..] else {
                     return fail(Why::Arguments);
@@ -178,10 +155,10 @@ impl Prover<'_> {
                 }
                 _ => return fail(Why::Arguments),
             },
-            "re.compile" if keywords.is_empty() => {
-                let (pattern, flags) = match &args[..] {
-                    [pattern] => (pattern, None),
-                    [pattern, flags] => (pattern, Some(flags)),
+            "re.compile" if only_keywords(&["flags"]) => {
+                let (pattern, flags) = match (&args[..], keyword("flags")) {
+                    ([pattern], flags) => (pattern, flags.map(|k| &k.value)),
+                    ([pattern, flags], None) => (pattern, Some(flags)),
                     _ => return fail(Why::Arguments),
                 };
                 if let Some(flags) = flags
@@ -190,10 +167,10 @@ impl Prover<'_> {
                     return Err(Unproved::at(flags.range(), Why::Arguments));
                 }
                 let verbose = flags.is_some_and(|f| self.mentions_verbose(f));
-                let valid = match pattern {
-                    Expr::StringLiteral(s) => regex::is_valid(s.value.to_str(), verbose),
-                    _ => false,
-                };
+                // A literal, or a string folded from module constants ([`super::strings`]).
+                let valid = self
+                    .str_value(pattern)
+                    .is_some_and(|p| regex::is_valid(&p, verbose));
                 if !valid {
                     return Err(Unproved::at(pattern.range(), Why::Regex));
                 }
@@ -216,7 +193,7 @@ impl Prover<'_> {
             "collections.defaultdict" if keywords.is_empty() && args.len() == 1 => {
                 match self.value(&args[0])? {
                     Meaning::Qualified(q) if q.starts_with("builtins.") => {}
-                    Meaning::Function | Meaning::Class(_) => {}
+                    Meaning::Function | Meaning::Pure(_) | Meaning::Class(_) => {}
                     _ => return fail(Why::Arguments),
                 }
                 Meaning::Value(Kind::Object)
@@ -241,6 +218,44 @@ impl Prover<'_> {
             _ => return fail(Why::NotAllowlisted),
         };
         Ok(meaning)
+    }
+
+    /// The argument of `set()`, `dict()`, `list()`, `tuple()`, `frozenset()`: a display, or
+    /// (for `list`/`tuple`, which only iterate) any value of a builtin iterable kind; the
+    /// elements of a `set`/`frozenset` must be hashable (a string's characters are).
+    fn collection_argument(&self, qualified: &str, arg: &Expr) -> Proof<()> {
+        let fail = || Err(Unproved::at(arg.range(), Why::Arguments));
+        let display = matches!(
+            arg,
+            Expr::List(_) | Expr::Tuple(_) | Expr::Set(_) | Expr::Dict(_) | Expr::StringLiteral(_)
+        );
+        let items = self.value(arg)?;
+        if !display {
+            use Kind::*;
+            return match (qualified, items) {
+                (
+                    "builtins.list" | "builtins.tuple",
+                    Meaning::Value(List | Tuple | Str | Bytes | Set | Dict),
+                ) => Ok(()),
+                ("builtins.set" | "builtins.frozenset", Meaning::Value(Str | Bytes)) => Ok(()),
+                _ => fail(),
+            };
+        }
+        let elements_hashable = match arg {
+            Expr::List(l) => l.elts.iter().all(|e| {
+                self.value(e)
+                    .is_ok_and(|m| !matches!(m, Meaning::Value(k) if !k.hashable()))
+            }),
+            Expr::Tuple(_) => items == Meaning::Value(Kind::Tuple),
+            _ => true,
+        };
+        let needs_hash = matches!(qualified, "builtins.set" | "builtins.frozenset");
+        if needs_hash && !elements_hashable
+            || qualified == "builtins.dict" && !matches!(arg, Expr::Dict(_))
+        {
+            return fail();
+        }
+        Ok(())
     }
 
     /// The flags expression names `re.X` / `re.VERBOSE` (whitespace and comments in the

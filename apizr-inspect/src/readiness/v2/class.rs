@@ -33,6 +33,7 @@ pub fn typed_dict_info() -> ClassInfo {
         kind: ClassKind::TypedDict,
         has_members: false,
         init_subclass: false,
+        constructible: false,
     }
 }
 
@@ -79,10 +80,21 @@ impl Prover<'_> {
         }
         let mut body = self.class_scope();
         let outcome = body.class_body(class, kind, enum_values, &decorated)?;
+        let constructible = kind == ClassKind::Plain
+            && !outcome.lifecycle
+            && class.arguments.as_ref().is_none_or(|arguments| {
+                arguments.keywords.is_empty()
+                    && arguments.args.iter().all(|base| match self.value(base) {
+                        Ok(Meaning::Qualified(q)) => q == "builtins.object",
+                        Ok(Meaning::Class(info)) => info.constructible,
+                        _ => false,
+                    })
+            });
         Ok(ClassInfo {
             kind,
             has_members: outcome.has_members,
             init_subclass: inherited_init_subclass || outcome.init_subclass,
+            constructible,
         })
     }
 
@@ -95,6 +107,7 @@ impl Prover<'_> {
             excused_imports: Default::default(),
             module: self.module,
             package: self.package,
+            local: self.local.in_class_body(),
         }
     }
 
@@ -278,6 +291,13 @@ impl Prover<'_> {
 struct BodyOutcome {
     has_members: bool,
     init_subclass: bool,
+    /// The body binds `__new__`, `__init__` or `__del__` (code that instantiating runs).
+    lifecycle: bool,
+}
+
+/// Names whose binding in a class body makes `C()` (or dropping the instance) run its code.
+fn is_lifecycle(name: &str) -> bool {
+    matches!(name, "__new__" | "__init__" | "__del__")
 }
 
 impl Prover<'_> {
@@ -295,6 +315,9 @@ impl Prover<'_> {
         let mut seen_default = false;
         for stmt in &class.body {
             let fail = |why| Err(Unproved::at(stmt.range(), why));
+            let mut names = Vec::new();
+            super::stmt::collect_bound(std::slice::from_ref(stmt), &mut names);
+            out.lifecycle |= names.iter().any(|n| is_lifecycle(n));
             match stmt {
                 Stmt::Pass(_) => {}
                 Stmt::Expr(e)
@@ -436,8 +459,10 @@ impl Prover<'_> {
                         defaults += 1;
                         match self.value(&keyword.value)? {
                             Meaning::Qualified(q) if q.starts_with("builtins.") => {}
-                            Meaning::Function | Meaning::Class(_) | Meaning::Value(Kind::Other) => {
-                            }
+                            Meaning::Function
+                            | Meaning::Pure(_)
+                            | Meaning::Class(_)
+                            | Meaning::Value(Kind::Other) => {}
                             _ => return Err(Unproved::at(keyword.value.range(), Why::Arguments)),
                         }
                     }
@@ -468,6 +493,7 @@ impl Prover<'_> {
             Meaning::Qualified(_)
             | Meaning::Class(_)
             | Meaning::Function
+            | Meaning::Pure(_)
             | Meaning::TypeLike
             | Meaning::TypeVar => Ok(()),
             _ => Err(Unproved::at(value.range(), Why::MutableDefault)),

@@ -6,6 +6,8 @@
 
 use std::collections::HashMap;
 
+use ruff_text_size::TextRange;
+
 /// What a name is bound to.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Meaning {
@@ -23,6 +25,10 @@ pub enum Meaning {
     Value(Kind),
     /// A function defined in this module.
     Function,
+    /// A function of this module that takes no arguments and only returns an expression
+    /// (`def _seg_0(): return [...]`), keyed by the range of its `def` ([`super::pure`]):
+    /// calling it evaluates that expression with the module's names at the time of the call.
+    Pure(TextRange),
     /// Bound for sure, to something v2 does not know (an import from outside the stdlib, the
     /// target of a statement v2 did not prove).
     Unknown,
@@ -66,6 +72,9 @@ pub struct ClassInfo {
     pub has_members: bool,
     /// It or a base defines `__init_subclass__` (subclassing it runs user code).
     pub init_subclass: bool,
+    /// `C()` runs no code of the module: a plain class without metaclass whose bases are
+    /// `object` or such classes, none defining `__new__`, `__init__` or `__del__`.
+    pub constructible: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -83,15 +92,35 @@ pub enum ClassKind {
 #[derive(Debug, Clone, Default)]
 pub struct Env {
     names: HashMap<String, Meaning>,
+    /// The value of names bound to a string v2 folded ([`super::strings`]): kept only while
+    /// the name keeps that binding on every path.
+    strings: HashMap<String, String>,
 }
 
 impl Env {
     pub fn bind(&mut self, name: &str, meaning: Meaning) {
         self.names.insert(name.to_string(), meaning);
+        self.strings.remove(name);
+    }
+
+    /// Bind `name` to a string whose value v2 knows.
+    pub fn bind_str(&mut self, name: &str, value: String) {
+        self.names
+            .insert(name.to_string(), Meaning::Value(Kind::Str));
+        self.strings.insert(name.to_string(), value);
+    }
+
+    /// The known string value of `name` here.
+    pub fn string(&self, name: &str) -> Option<&str> {
+        match self.names.get(name) {
+            Some(Meaning::Value(Kind::Str)) => self.strings.get(name).map(String::as_str),
+            _ => None,
+        }
     }
 
     pub fn unbind(&mut self, name: &str) {
         self.names.remove(name);
+        self.strings.remove(name);
     }
 
     /// What `name` means here; `None` when using it would raise `NameError`.
@@ -102,12 +131,16 @@ impl Env {
         }
     }
 
-    /// Every name bound on every path, with its meaning (a module's exports at its end).
+    /// Every name bound on every path, with its meaning (a module's exports at its end). A
+    /// pure function is only a function to other modules (its body is this module's).
     pub fn definite(&self) -> std::collections::HashMap<String, Meaning> {
         self.names
             .iter()
             .filter(|(_, m)| !matches!(m, Meaning::Maybe | Meaning::TypeOnly))
-            .map(|(n, m)| (n.clone(), m.clone()))
+            .map(|(n, m)| match m {
+                Meaning::Pure(_) => (n.clone(), Meaning::Function),
+                m => (n.clone(), m.clone()),
+            })
             .collect()
     }
 
@@ -115,7 +148,9 @@ impl Env {
     pub fn changed_since<'e>(&'e self, before: &'e Env) -> impl Iterator<Item = &'e str> + 'e {
         self.names
             .iter()
-            .filter(move |(n, m)| before.names.get(*n) != Some(m))
+            .filter(move |(n, m)| {
+                before.names.get(*n) != Some(m) || before.strings.get(*n) != self.strings.get(*n)
+            })
             .map(|(n, _)| n.as_str())
     }
 
@@ -140,6 +175,15 @@ impl Env {
                 _ => Meaning::Unknown,
             };
             out.names.insert(name.to_string(), meaning);
+            let strings: Vec<Option<&String>> = arms.iter().map(|a| a.strings.get(name)).collect();
+            match strings.split_first() {
+                Some((Some(first), rest)) if rest.iter().all(|s| *s == Some(*first)) => {
+                    out.strings.insert(name.to_string(), (*first).clone());
+                }
+                _ => {
+                    out.strings.remove(name);
+                }
+            }
         }
         out
     }

@@ -2,7 +2,8 @@
 //!
 //! * [`Prover::value`] — an expression evaluated for its value (an assigned value, a default,
 //!   a test): literals, displays of hashable keys, names bound here, known stdlib attributes,
-//!   arithmetic on numbers, `|` of types, the allowlisted calls ([`super::calls`]).
+//!   arithmetic on numbers, `%`-formatting of known strings ([`super::strings`]), `|` of
+//!   types, the allowlisted calls ([`super::calls`]).
 //! * [`Prover::type_expr`] — an argument of a typing form (`Optional[X]`, `X | None`): typing
 //!   checks its arguments and raises `TypeError` on a non-type, so only types, forward
 //!   references that parse, `None`, and known generics with the right number of arguments.
@@ -180,6 +181,14 @@ impl Prover<'_> {
 
     fn binop(&self, b: &ast::ExprBinOp) -> Proof<Meaning> {
         let fail = || Err(Unproved::at(b.range(), Why::Expression));
+        // `%`-formatting of known strings ([`super::strings`]).
+        if b.op == Operator::Mod {
+            return if self.str_binop(b).is_some() {
+                Ok(Meaning::Value(Kind::Str))
+            } else {
+                fail()
+            };
+        }
         if b.op == Operator::BitOr
             && (is_typeish(&self.value(&b.left)?) || is_typeish(&self.value(&b.right)?))
         {

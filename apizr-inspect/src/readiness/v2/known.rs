@@ -12,7 +12,7 @@ pub fn builtin(name: &str) -> Option<Meaning> {
         | "set" | "frozenset" | "tuple" | "type" | "object" | "range" | "slice" | "memoryview" => {
             return Some(Meaning::Qualified(format!("builtins.{name}")));
         }
-        "property" | "staticmethod" | "classmethod" => {
+        "property" | "staticmethod" | "classmethod" | "chr" => {
             return Some(Meaning::Qualified(format!("builtins.{name}")));
         }
         _ if is_builtin_exception(name) => {
@@ -163,7 +163,7 @@ pub fn type_form(qualified: &str) -> Option<Arity> {
 /// A name that stands for a type on its own (no subscript needed).
 pub fn is_plain_type(qualified: &str) -> bool {
     if let Some(name) = qualified.strip_prefix("builtins.") {
-        return !matches!(name, "property" | "staticmethod" | "classmethod");
+        return !matches!(name, "property" | "staticmethod" | "classmethod" | "chr");
     }
     let Some(name) = typing_name(qualified) else {
         return matches!(

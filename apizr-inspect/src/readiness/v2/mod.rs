@@ -14,7 +14,9 @@
 //!   (dataclasses, NamedTuple, Enum, TypedDict, Protocol, exceptions, plain classes);
 //! * [`expr`] — the values and type expressions these evaluate; [`calls`] the allowlisted
 //!   constructors (with [`regex`] for `re.compile`); [`decorators`]; [`known`] the stdlib
-//!   names v2 knows.
+//!   names v2 knows; [`pure`] calls of the module's own pure functions and of its classes
+//!   that run no code of their own when instantiated; [`strings`] the strings whose value
+//!   v2 folds (patterns built from module constants).
 //!
 //! v2 also adds obligations v1 never checked: a name a statement evaluates must be bound by
 //! then (an annotation naming a class defined later raises `NameError` at import). A
@@ -33,8 +35,10 @@ pub mod env;
 pub mod expr;
 pub mod known;
 pub mod package;
+pub mod pure;
 pub mod regex;
 pub mod stmt;
+pub mod strings;
 
 use std::collections::{HashMap, HashSet};
 
@@ -136,6 +140,8 @@ pub struct Prover<'p> {
     pub module: &'p str,
     /// Inside a package directory: what the module's local imports bind.
     pub package: Option<&'p package::ModulePackage<'p>>,
+    /// The module's pure functions and constructible classes ([`pure`]).
+    pub local: pure::Local,
 }
 
 /// Prove the direct statements of the module; `v1` are the statements v1 counts.
@@ -152,6 +158,7 @@ pub fn prove<'p>(
         excused_imports: HashSet::new(),
         module: &ctx.parsed.module,
         package,
+        local: pure::Local::default(),
     };
     let mut risky = Vec::new();
     for (id, statement) in ctx.facts.statements().filter(|(_, s)| s.is_direct()) {

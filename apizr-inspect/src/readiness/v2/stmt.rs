@@ -144,7 +144,10 @@ impl Prover<'_> {
     fn assign(&mut self, target: &Expr, value: &Expr, meaning: &Meaning) -> Proof<()> {
         match target {
             Expr::Name(name) => {
-                self.env.bind(name.id.as_str(), meaning.clone());
+                match self.str_value(value) {
+                    Some(folded) => self.env.bind_str(name.id.as_str(), folded),
+                    None => self.env.bind(name.id.as_str(), meaning.clone()),
+                }
                 Ok(())
             }
             Expr::Tuple(ast::ExprTuple { elts: targets, .. })
@@ -175,7 +178,8 @@ impl Prover<'_> {
             }
         }
         self.signature(def)?;
-        self.env.bind(def.name.as_str(), Meaning::Function);
+        let meaning = self.function_meaning(def);
+        self.env.bind(def.name.as_str(), meaning);
         Ok(())
     }
 

@@ -1,0 +1,83 @@
+//! Strings v2 knows the value of at import: literals, names bound to them ([`super::env::Env`]
+//! keeps the value while the binding is the same on every path), `+` of two such strings, and
+//! `%`-formatting whose format only holds `%s` and `%%` with exactly as many known strings as
+//! arguments (`"%s" % "x"` cannot fail then, and gives a known string).
+//!
+//! Used to prove `re.compile(PREFIX + "%s" % r"([0-9]+)")` like a literal pattern, and
+//! `"2014 %s" % __author__` harmless (a `%` whose operands v2 does not know may raise
+//! `TypeError`/`ValueError`).
+
+use ruff_python_ast::{Expr, ExprBinOp, Operator};
+
+use super::Prover;
+
+impl Prover<'_> {
+    /// The value of `expr` when it is a string v2 folds.
+    pub fn str_value(&self, expr: &Expr) -> Option<String> {
+        match expr {
+            Expr::StringLiteral(s) => Some(s.value.to_str().to_string()),
+            Expr::Name(n) => self.env.string(n.id.as_str()).map(str::to_string),
+            Expr::BinOp(b) => self.str_binop(b),
+            _ => None,
+        }
+    }
+
+    /// `a + b` or `format % args` of known strings.
+    pub fn str_binop(&self, b: &ExprBinOp) -> Option<String> {
+        match b.op {
+            Operator::Add => Some(self.str_value(&b.left)? + &self.str_value(&b.right)?),
+            Operator::Mod => {
+                let format = self.str_value(&b.left)?;
+                let args = match b.right.as_ref() {
+                    Expr::Tuple(t) => t
+                        .elts
+                        .iter()
+                        .map(|e| self.str_value(e))
+                        .collect::<Option<Vec<_>>>()?,
+                    other => vec![self.str_value(other)?],
+                };
+                percent_format(&format, &args)
+            }
+            _ => None,
+        }
+    }
+}
+
+/// `format % args` when the format holds only `%s` (one per argument) and `%%`.
+pub fn percent_format(format: &str, args: &[String]) -> Option<String> {
+    let mut out = String::with_capacity(format.len());
+    let mut args = args.iter();
+    let mut chars = format.chars();
+    while let Some(c) = chars.next() {
+        if c != '%' {
+            out.push(c);
+            continue;
+        }
+        match chars.next()? {
+            '%' => out.push('%'),
+            's' => out.push_str(args.next()?),
+            _ => return None,
+        }
+    }
+    // Python raises "not all arguments converted" when some are left.
+    args.next().is_none().then_some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::percent_format;
+
+    #[test]
+    fn only_s_and_percent_with_exact_arguments() {
+        let args = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(
+            percent_format("a%sb%%", &args(&["x"])).as_deref(),
+            Some("axb%")
+        );
+        assert_eq!(percent_format("%s%s", &args(&["x"])), None);
+        assert_eq!(percent_format("%s", &args(&["x", "y"])), None);
+        assert_eq!(percent_format("%d", &args(&["1"])), None);
+        assert_eq!(percent_format("%(k)s", &args(&["1"])), None);
+        assert_eq!(percent_format("50%", &args(&[])), None);
+    }
+}

@@ -1,0 +1,51 @@
+import os
+from abc import ABC
+
+
+def _home():
+    return os.environ["HOME"]
+
+
+def _table(n):
+    return [n]
+
+
+def _later():
+    return LATER
+
+
+def _loop():
+    return _loop()
+
+
+def _one():
+    return 1
+
+
+class _Counted:
+    def __init__(self):
+        self.n = 1
+
+
+class _Abstract(ABC):
+    pass
+
+
+HOME = _home()
+T = _table(1)
+EARLY = _later()
+LATER = 1
+L = _loop()
+C = _Counted()
+A = _Abstract()
+B = chr(0x110000)
+NESTED = [[1]]
+S = set(NESTED)
+
+
+class K:
+    v = _one()
+
+
+def probe(x: int) -> int:
+    return x
