@@ -10,6 +10,10 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+#[path = "support/schema_example.rs"]
+mod schema_example;
+use schema_example::example;
+
 const STRICT: &str = r#"{"network":{"mode":"deny"},"filesystem":{"mode":"sandbox"},"subprocess":{"mode":"deny"},"resources":{"memory_bytes":268435456,"pids":16},"limits":{"wall_time_ms":60000}}"#;
 const HOST: &str = r#"{"resources":{"pids":16},"limits":{"wall_time_ms":60000}}"#;
 
@@ -381,47 +385,4 @@ fn v2_ready(source: &str) -> Vec<(String, serde_json::Value)> {
             .collect()
     })
     .unwrap()
-}
-
-/// A value valid under a (request) JSON Schema: the first choice of every `anyOf`/`enum`,
-/// zero values, and every required property.
-fn example(schema: &serde_json::Value) -> serde_json::Value {
-    use serde_json::{Value, json};
-    if let Some(value) = schema.get("const") {
-        return value.clone();
-    }
-    if let Some(first) = schema.get("enum").and_then(|e| e.get(0)) {
-        return first.clone();
-    }
-    for key in ["anyOf", "oneOf"] {
-        if let Some(first) = schema.get(key).and_then(|e| e.get(0)) {
-            return example(first);
-        }
-    }
-    let kind = match schema.get("type") {
-        Some(Value::Array(kinds)) => kinds.first().and_then(Value::as_str).unwrap_or(""),
-        Some(kind) => kind.as_str().unwrap_or(""),
-        None => "",
-    };
-    match kind {
-        "integer" | "number" => json!(0),
-        "string" => json!(""),
-        "boolean" => json!(false),
-        "array" => Value::Array(
-            schema
-                .get("prefixItems")
-                .and_then(Value::as_array)
-                .map(|items| items.iter().map(example).collect())
-                .unwrap_or_default(),
-        ),
-        "object" => {
-            let mut out = serde_json::Map::new();
-            for name in schema["required"].as_array().into_iter().flatten() {
-                let name = name.as_str().unwrap();
-                out.insert(name.into(), example(&schema["properties"][name]));
-            }
-            Value::Object(out)
-        }
-        _ => Value::Null,
-    }
 }

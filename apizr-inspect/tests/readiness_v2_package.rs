@@ -100,9 +100,6 @@ fn local_imports_of_proved_modules_make_functions_ready() {
         "shop.lazy:fine",
         // `base.Base` and `shop.base.KINDS`: attributes of a proved sibling module.
         "shop.special:special",
-        // No import of its own package: it runs as a single file, as under v1, so its
-        // unproved parent package is not its business.
-        "shop.sub.alone:alone",
     ] {
         let (state, ready, codes, _) = verdict(&v2, function);
         assert!(
@@ -172,14 +169,21 @@ fn each_refusal_names_its_cause() {
         "004",
         "make the top level of package `shop.sub`",
     );
+    // No import of its own package, but bundles import it by its dotted name all the same
+    // (`shop/sub/__init__.py`, which writes `os.environ`, runs first): refused as well.
+    refused(
+        "shop.sub.alone:alone",
+        "004",
+        "make the top level of package `shop.sub`",
+    );
 }
 
 /// The proof obligation over the package corpus: every function v2 calls ready without
 /// declared dependencies is imported the way a package bundle imports it (the directory on
 /// `sys.path`, so parent `__init__`s run first; `python3 -I -S -W error`) and called once with
-/// arguments of its annotated types; it must import and return. (The strict-sandbox run of
-/// the single-file corpus is `execute_sandbox::v2_ready_functions_import_and_run_in_the_strict_
-/// sandbox`; workers import whole packages only once bundles ship them.)
+/// arguments of its annotated types; it must import and return. (The strict-sandbox runs are
+/// `execute_sandbox::v2_ready_functions_import_and_run_in_the_strict_sandbox` for the
+/// single-file corpus and `readiness_corpus` in apizr-cli for pinned PyPI wheels.)
 #[test]
 fn ready_package_functions_import_and_run_in_cpython() {
     let options = ProjectOptions {
@@ -222,19 +226,8 @@ fn ready_package_functions_import_and_run_in_cpython() {
                 })
                 .collect();
             let module = entry.module.as_deref().unwrap();
-            let index = apizr_inspect::package::PackageIndex::scan(Path::new(DIR)).unwrap();
-            let needs_package = index
-                .imports_of(module)
-                .unwrap()
-                .iter()
-                .any(|i| matches!(i.target, apizr_inspect::package::ImportTarget::Local(_)));
-            // A module that imports its package runs inside it (parents first); one that
-            // does not runs as a single file, as workers run every module today.
-            let load = if needs_package {
-                format!("importlib.import_module({module:?})")
-            } else {
-                format!("single({module:?}, {:?})", Path::new(DIR).join(&entry.path))
-            };
+            // Every module runs inside its package (parents first), as bundles import it.
+            let load = format!("importlib.import_module({module:?})");
             calls.push(format!(
                 "print(repr({load}.{symbol}({})))",
                 arguments.join(", ")
@@ -243,10 +236,7 @@ fn ready_package_functions_import_and_run_in_cpython() {
     }
     assert!(calls.len() >= 5, "{calls:?}");
     let script = format!(
-        "import importlib, importlib.util, sys\nsys.path.insert(0, {DIR:?})\n\
-         def single(name, path):\n    spec = importlib.util.spec_from_file_location(name, path)\n    \
-         module = importlib.util.module_from_spec(spec)\n    spec.loader.exec_module(module)\n    \
-         return module\n{}\n",
+        "import importlib, sys\nsys.path.insert(0, {DIR:?})\n{}\n",
         calls.join("\n")
     );
     let output = std::process::Command::new("python3")

@@ -23,10 +23,10 @@
 //! the standard library's even when the directory holds a module of that name (inspecting the
 //! stdlib itself): the worker's interpreter has its own stdlib.
 //!
-//! Parents: a module that imports its own package runs inside it (the package root on
-//! `sys.path`), so its parent packages' `__init__` run first and must be proved too; a module
-//! that does not can run as a single file with stand-in parents, as workers run every module
-//! under v1 ([`ModulePackage::needs_package`]). Bundles must load modules the same way.
+//! Parents: a module of a package runs inside it (bundles import it by its dotted name with
+//! the package root on `sys.path`), so its parent packages' `__init__` run first and must be
+//! proved too ([`ModulePackage::needs_package`]) — also when the module never imports its
+//! package itself.
 //!
 //! Third-party imports are accepted only for distributions the project declares
 //! ([`crate::package::declared_dependencies`]); the assessment then carries READY-020, never silently.
@@ -253,15 +253,18 @@ impl<'c> ModulePackage<'c> {
         }
     }
 
-    /// The module imports its own package (at import or call time): it runs only as part
-    /// of the package, imported with the package root on `sys.path`, so its parent packages'
-    /// `__init__` run first. A module that does not can run as a single file, as the
-    /// reference runs every module (its parents are empty stand-ins): its parents are not its
-    /// business, and v2 stays a superset of v1.
+    /// The module runs inside its package: importing it runs its parent packages'
+    /// `__init__` first. Every module of a package directory with a parent package does:
+    /// `serve DIR`/`generate DIR` bundles import it by its dotted name with the package root
+    /// on `sys.path` (a module that never imports its package is no exception: in the
+    /// strict sandbox `mistune.util` ran `mistune/__init__.py`, which failed there). A
+    /// top-level module has no parents to prove.
     pub fn needs_package(&self) -> bool {
-        self.imports
+        self.ctx
+            .index
+            .with_parents(self.module)
             .iter()
-            .any(|i| i.time != ImportTime::TypeChecking && self.local(i).is_some())
+            .any(|p| *p != self.module)
     }
 
     /// The packages above this module whose import is not proved harmless (importing
