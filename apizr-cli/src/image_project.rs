@@ -17,12 +17,14 @@ use anyhow::{Context, Result, bail};
 use apizr_codegen::project_image::ProjectImage;
 use apizr_runtime::oci::build::{BuildError, TarWriter};
 use apizr_runtime::oci::engine::Engine;
-use apizr_runtime::oci::layer::add_layer;
+use apizr_runtime::oci::layer::{Step, add_layer, add_layer_with_step};
 
 use crate::image::BuildArgs;
 
 /// The ustar name field: longer paths would need the prefix field, which the writer lacks.
 const MAX_TAR_PATH: usize = 99;
+/// A generous bound for installing wheels offline (no downloads; pip itself is the slow part).
+const INSTALL_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(600);
 
 pub fn build(dir: &Path, base: &str, args: &BuildArgs) -> Result<ExitCode> {
     let project = ProjectImage::read(dir)?;
@@ -52,8 +54,33 @@ pub fn build(dir: &Path, base: &str, args: &BuildArgs) -> Result<ExitCode> {
         server.len()
     );
     let archive = archive(&project, &server)?;
-    let id = add_layer(&engine, base, &archive, &project.config(), Some(&tag))
-        .context("image build failed")?;
+    let id = match &project.install {
+        None => add_layer(&engine, base, &archive, &project.config(), Some(&tag)),
+        // The Dockerfile's `RUN sh python/install.sh`: the same script, as root, before the
+        // image's non-root user; offline (no network in the step, wheels from the project).
+        Some(install) => {
+            eprintln!(
+                "apizr image build: installing the requirements into {} ({} files of python/, no network)",
+                apizr_codegen::deploy::VENV_DIR,
+                install.files.len()
+            );
+            let step = Step {
+                argv: vec!["sh".into(), apizr_codegen::deploy::install_script()],
+                user: "0:0",
+                what: "python/install.sh",
+                timeout: INSTALL_TIMEOUT,
+            };
+            add_layer_with_step(
+                &engine,
+                base,
+                &archive,
+                &project.config(),
+                &step,
+                Some(&tag),
+            )
+        }
+    }
+    .context("image build failed")?;
     eprintln!("apizr image build: {tag} = {id}");
     let json = serde_json::json!({"image": id, "tag": tag}).to_string();
     if let Some(path) = &args.output {
@@ -65,7 +92,8 @@ pub fn build(dir: &Path, base: &str, args: &BuildArgs) -> Result<ExitCode> {
 }
 
 /// The layer: the bundle under the image's bundle directory (read-only for the server's
-/// user) and the server binary.
+/// user), the server binary, and for a package with requirements the project's `python/`
+/// (where the `Dockerfile` copies it).
 fn archive(project: &ProjectImage, server: &[u8]) -> Result<Vec<u8>> {
     let root = apizr_codegen::deploy::BUNDLE_DIR.trim_start_matches('/');
     let mut tar = TarWriter::default();
@@ -81,7 +109,14 @@ fn archive(project: &ProjectImage, server: &[u8]) -> Result<Vec<u8>> {
             at += 1;
         }
     };
-    for (relative, bytes) in &project.files {
+    let python = apizr_codegen::deploy::PYTHON_DIR.trim_start_matches('/');
+    let install = project.install.iter().flat_map(|i| &i.files);
+    let entries = project
+        .files
+        .iter()
+        .map(|(relative, bytes)| (root, relative, bytes))
+        .chain(install.map(|(relative, bytes)| (python, relative, bytes)));
+    for (root, relative, bytes) in entries {
         let path = format!("{root}/{relative}");
         if path.len() > MAX_TAR_PATH {
             bail!(

@@ -168,6 +168,11 @@ pub fn build_spec(args: &ServeArgs) -> anyhow::Result<ServeSpec> {
     let (bytes, kind, module) = match &args.source {
         Some(path) if path.is_dir() => {
             let input = package_source(path, args)?;
+            if args.runtime_image.is_some() {
+                apizr_codegen::package::refuse_requirements_in_containers(
+                    &input.requirements.specifiers,
+                )?;
+            }
             select = Some(input.selection.clone());
             package = Some(PackageFiles {
                 files: input.files.clone(),

@@ -6,12 +6,17 @@
 //! distribution the package's `pyproject.toml` requires, from a pure-Python wheel this test
 //! builds into W (no index, no network; pip comes from a wheel too, the base image has none).
 //! The project is built (moved, `--locked --offline`) and turned into an image on the offline
-//! base image with `docker build` (which installs the requirement into the image's virtual
-//! environment), then run twice, each time with `--network none` and the image's non-root user:
-//! * under Docker's default seccomp profile, which refuses `unshare`: the server starts but is
+//! base image twice: with `docker build` (the Dockerfile's `RUN sh python/install.sh`) and with
+//! `apizr image build --project --binary` (the same script, run by the Engine API in a helper
+//! container without a network); both images install the requirement into the virtual
+//! environment and carry the same configuration. Then they run, each with `--network none` and
+//! the image's non-root user:
+//! * the `docker build` image under Docker's default seccomp profile, which refuses `unshare`
+//!   (its virtual environment imports the requirement): the server starts but is
 //!   never ready — `/readyz` 503 names the control and why, the log says NOT READY, a call is a
 //!   503 refusal naming the control, and the audit file records it;
-//! * under the project's own `seccomp.json` (`--security-opt seccomp=…`, `--cap-drop ALL`): ready,
+//! * the `apizr image build` image under the project's own `seccomp.json` (`--security-opt
+//!   seccomp=…`, `--cap-drop ALL`): ready,
 //!   a normal call succeeds, and a call that connects to the container's own server is stopped
 //!   by the call's network namespace — while the same connection from the container itself
 //!   (no governed call) succeeds, so the attack is real.
@@ -104,14 +109,31 @@ fn generated_governed_image_is_never_ready_under_the_default_profile_and_enforce
     assert!(profile.is_file(), "governed v1 projects ship seccomp.json");
     let id = std::process::id();
     let tag = format!("apizr-governed-test:{id}");
+    let engine_tag = format!("apizr-governed-test:engine-{id}");
     let confined = format!("apizr-governed-test-default-{id}");
     let profiled = format!("apizr-governed-test-profile-{id}");
     let _cleanup = built::DockerCleanup(vec![
         vec!["rm".into(), "-f".into(), confined.clone()],
         vec!["rm".into(), "-f".into(), profiled.clone()],
         vec!["image".into(), "rm".into(), "-f".into(), tag.clone()],
+        vec!["image".into(), "rm".into(), "-f".into(), engine_tag.clone()],
     ]);
     built::build_image(&dir, &binary, &tag);
+    image_build_project(&dir, &binary, &engine_tag);
+    let config = |image: &str| {
+        let format = "{{json .Config.Env}} {{.Config.User}} {{json .Config.Entrypoint}} \
+                      {{json .Config.Healthcheck}} {{.Config.WorkingDir}} {{json .Config.Labels}}";
+        let out = Command::new("docker")
+            .args(["image", "inspect", "--format", format, image])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    };
+    assert_eq!(
+        config(&engine_tag),
+        config(&tag),
+        "apizr image build makes the image the Dockerfile describes"
+    );
 
     // Docker's default profile: no namespaces, so network deny cannot be enforced.
     run(&confined, &tag, &[]);
@@ -129,6 +151,18 @@ fn generated_governed_image_is_never_ready_under_the_default_profile_and_enforce
         ),
         "{}",
         built::logs(&confined)
+    );
+    // docker build ran python/install.sh: the requirement is in the virtual environment.
+    let venv = Command::new("docker")
+        .args(["exec", &confined, "/opt/apizr/venv/bin/python", "-c"])
+        .arg("import errtext; print(errtext.blocked(1))")
+        .output()
+        .unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&venv.stdout).trim(),
+        "blocked: errno 1",
+        "{}",
+        String::from_utf8_lossy(&venv.stderr)
     );
     for capability in ["add", "reach"] {
         let body = if capability == "add" {
@@ -168,11 +202,12 @@ fn generated_governed_image_is_never_ready_under_the_default_profile_and_enforce
         );
     }
 
-    // The generated profile: Docker accepts it, and the launcher gets its namespaces.
+    // The generated profile: Docker accepts it, and the launcher gets its namespaces. This is
+    // the image `apizr image build` made: its install step put the requirement in the venv.
     let opt = format!("seccomp={}", profile.display());
     run(
         &profiled,
-        &tag,
+        &engine_tag,
         &["--security-opt", &opt, "--cap-drop", "ALL"],
     );
     let (status, body) = readiness(&profiled);
@@ -219,6 +254,55 @@ fn generated_governed_image_is_never_ready_under_the_default_profile_and_enforce
         "errtext reached the system interpreter"
     );
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `apizr image build --project DIR --binary B --tag T` on the offline base image; then, with
+/// `python/install.sh` made to fail, the same build fails naming the step, its status and its
+/// output (and leaves no image).
+fn image_build_project(dir: &std::path::Path, binary: &std::path::Path, tag: &str) {
+    let base = std::env::var("APIZR_BASE_IMAGE_TAG")
+        .unwrap_or_else(|_| "apizr-ci/python-base:bookworm-stdlib".into());
+    let build = |tag: &str| {
+        Command::new(env!("CARGO_BIN_EXE_apizr"))
+            .args(["image", "build", "--project"])
+            .arg(dir)
+            .args(["--base", &base, "--tag", tag, "--binary"])
+            .arg(binary)
+            .output()
+            .unwrap()
+    };
+    let started = Instant::now();
+    let out = build(tag);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success(),
+        "apizr image build --project: {stderr}"
+    );
+    assert!(
+        stderr.contains("installing the requirements into /opt/apizr/venv"),
+        "{stderr}"
+    );
+    eprintln!(
+        "apizr image build --project (with requirements): {:?}",
+        started.elapsed()
+    );
+    let script = dir.join("python/install.sh");
+    let original = std::fs::read(&script).unwrap();
+    std::fs::write(&script, "echo 'no wheel for you' >&2\nexit 3\n").unwrap();
+    let failed_tag = format!("{tag}-failed");
+    let out = build(&failed_tag);
+    std::fs::write(&script, original).unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("python/install.sh exited with status 3: no wheel for you"),
+        "{stderr}"
+    );
+    let left = Command::new("docker")
+        .args(["image", "inspect", &failed_tag])
+        .output()
+        .unwrap();
+    assert!(!left.status.success(), "a failed build leaves no image");
 }
 
 /// A wheelhouse for the fixture's requirement: a pure-Python wheel built here (a zip with a

@@ -73,6 +73,78 @@ fn serves_a_module_of_a_package_with_its_intra_package_imports() {
     }
 }
 
+/// `serve mcp DIR --select …` (stdio), driven by the official `mcp` client: the tools are the
+/// selected functions and their calls import the package (direct warm pool and governed).
+#[test]
+fn serves_a_module_of_a_package_over_mcp_to_the_official_client() {
+    let Some(python) = apizr_test_support::mcp_client_python() else {
+        return;
+    };
+    let dir = package_dir();
+    let scratch = tmp("mcp");
+    let calls = scratch.join("calls.json");
+    std::fs::write(
+        &calls,
+        r#"[{"name": "quote", "arguments": {"price": 2.5}}, {"name": "where", "arguments": {}}]"#,
+    )
+    .unwrap();
+    let policy = scratch.join("policy.json");
+    std::fs::write(&policy, "{}").unwrap();
+    let client = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/mcp_client/drive.py");
+    for extra in [
+        vec!["--workers", "1"],
+        vec!["--policy", policy.to_str().unwrap()],
+    ] {
+        let out = Command::new(&python)
+            .arg(&client)
+            .arg("--calls")
+            .arg(&calls)
+            .args(["--stdio", "--", env!("CARGO_BIN_EXE_apizr"), "serve", "mcp"])
+            .arg(&dir)
+            .args(["--select", SELECT, "--allow-conditional"])
+            .args(&extra)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{extra:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let transcript: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let tools: Vec<&str> = transcript["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["name"].as_str().unwrap())
+            .collect();
+        assert_eq!(tools, ["quote", "where"], "{extra:?}");
+        let results: Vec<String> = transcript["calls"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| {
+                assert_ne!(c["result"]["isError"], true, "{extra:?}: {c}");
+                let text = c["result"]["content"][0]["text"].as_str().unwrap();
+                assert_eq!(
+                    serde_json::from_str::<serde_json::Value>(text).unwrap(),
+                    c["result"]["structuredContent"],
+                    "{c}"
+                );
+                c["result"]["structuredContent"]["result"]
+                    .as_str()
+                    .unwrap()
+                    .to_string()
+            })
+            .collect();
+        assert_eq!(
+            results,
+            ["250 cents (EUR)", "shop.pricing in shop"],
+            "{extra:?}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&scratch);
+}
+
 /// Exit code 2 and a message that says what was expected, for every way `--select` can be
 /// wrong on a package directory; a function importing its own package is `conditional`.
 #[test]
@@ -226,7 +298,8 @@ fn generated_package_bundle_holds_its_closure_and_refuses_a_tampered_file() {
         stderr.contains("artifact digest mismatch: source/shop/money.py"),
         "{stderr}"
     );
-    // `apizr image build --project` runs no installation step: it refuses, naming the way.
+    // `apizr image build --project` installs offline only: without a wheelhouse it refuses
+    // (before any engine or cargo work), naming both ways.
     let image = run(&[
         "image",
         "build",
@@ -235,10 +308,65 @@ fn generated_package_bundle_holds_its_closure_and_refuses_a_tampered_file() {
         "--base",
         "x",
     ]);
-    assert_ne!(image.status.code(), Some(0));
+    assert_eq!(image.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&image.stderr);
-    assert!(stderr.contains("use docker build"), "{stderr}");
+    assert!(
+        stderr.contains(
+            "the package has requirements but no wheelhouse: apizr image build installs them \
+             offline only (generate with --wheelhouse DIR), or use docker build"
+        ),
+        "{stderr}"
+    );
     let _ = std::fs::remove_dir_all(out.parent().unwrap());
+}
+
+/// Under an `apizr.execution/v2` policy every call runs in the runtime image, which holds no
+/// environment with the package's requirements: `generate` and `serve` refuse (exit 2), name
+/// the requirements and the ways that work, and write nothing.
+#[test]
+fn requirements_under_a_container_policy_are_refused_precisely() {
+    let dir = package_dir();
+    let scratch = tmp("v2");
+    let policy = scratch.join("v2.json");
+    std::fs::write(&policy, r#"{"schema_version":"apizr.execution/v2"}"#).unwrap();
+    let image = format!("sha256:{}", "a".repeat(64));
+    let project = scratch.join("project");
+    let common = [
+        dir.to_str().unwrap(),
+        "--select",
+        SELECT,
+        "--allow-conditional",
+        "--runtime-image",
+        &image,
+        "--runtime-platform",
+        "linux/amd64",
+    ];
+    let mut serve = vec!["serve", "rest"];
+    serve.extend(common);
+    serve.extend(["--policy", policy.to_str().unwrap(), "--port", "1"]);
+    let mut generate = vec!["generate", "rest"];
+    generate.extend(common);
+    generate.extend([
+        "--execution-policy",
+        policy.to_str().unwrap(),
+        "--output-dir",
+        project.to_str().unwrap(),
+        "--no-lockfile",
+    ]);
+    for argv in [serve, generate] {
+        let out = run(&argv);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{argv:?}: {stderr}");
+        assert!(
+            stderr.contains(
+                "the package requires attrs>=22 and an apizr.execution/v2 policy runs every \
+                 call in the --runtime-image, which has no environment with them"
+            ) && stderr.contains("use a v1 policy or direct mode"),
+            "{argv:?}: {stderr}"
+        );
+    }
+    assert!(!project.exists(), "nothing is written on a refusal");
+    let _ = std::fs::remove_dir_all(&scratch);
 }
 
 /// `--wheelhouse` and requirement files that carry pip options are refused with where.

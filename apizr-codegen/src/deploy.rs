@@ -24,6 +24,19 @@ pub const USER: &str = "65532:65532";
 /// into (never the system interpreter), and where the project's `python/` is copied for it.
 pub const VENV_DIR: &str = "/opt/apizr/venv";
 pub const PYTHON_DIR: &str = "/opt/apizr/python";
+/// The interpreter the workers run (`APIZR_PYTHON`): the virtual environment's when the
+/// package has requirements (they are installed there only), else the image's `python3`.
+pub fn worker_python(has_requirements: bool) -> String {
+    if has_requirements {
+        format!("{VENV_DIR}/bin/python")
+    } else {
+        "python3".into()
+    }
+}
+/// The project's `python/install.sh`, as the image runs it (as root, before switching users).
+pub fn install_script() -> String {
+    format!("{PYTHON_DIR}/install.sh")
+}
 /// The port the container listens on.
 pub const PORT: u16 = 8000;
 /// Hex digits of the bundle digest in the image tag (as short git hashes: unique enough
@@ -124,8 +137,14 @@ pub fn exec_form(argv: &[String]) -> String {
     format!("[{}]", items.join(", "))
 }
 
-/// The Engine API image configuration equal to what the generated `Dockerfile` sets.
-pub fn image_config(package: &str, transport: Transport, bundle_digest: &str) -> Json {
+/// The Engine API image configuration equal to what the generated `Dockerfile` sets; `python`
+/// is [`worker_python`].
+pub fn image_config(
+    package: &str,
+    transport: Transport,
+    bundle_digest: &str,
+    python: &str,
+) -> Json {
     let (interval, timeout, start, retries) = HEALTH;
     let seconds = |s: u64| s * 1_000_000_000;
     let mut test = vec!["CMD".to_string()];
@@ -135,7 +154,7 @@ pub fn image_config(package: &str, transport: Transport, bundle_digest: &str) ->
         "WorkingDir": BUNDLE_DIR,
         "Entrypoint": entrypoint(package, transport),
         "Cmd": null,
-        "Env": ["APIZR_PYTHON=python3"],
+        "Env": [format!("APIZR_PYTHON={python}")],
         "ExposedPorts": {format!("{PORT}/tcp"): {}},
         "Healthcheck": {
             "Test": test,

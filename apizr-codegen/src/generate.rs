@@ -75,16 +75,9 @@ fn generate_here(request: &Request) -> Result<Generated, GenerateError> {
         package: request.package.clone(),
     };
     if planned.oci.is_some()
-        && planned
-            .package
-            .as_ref()
-            .is_some_and(|p| !p.requirements.is_empty())
+        && let Some(package) = &planned.package
     {
-        return Err(input(
-            "a package with requirements cannot be generated under an apizr.execution/v2 \
-             policy: calls run in the --runtime-image, which the project does not build; use \
-             a v1 policy or direct mode (the requirements are installed into the server image)",
-        ));
+        crate::package::refuse_requirements_in_containers(&package.requirements)?;
     }
     if Digest::sha256(&planned.executable) != planned.bound.executable_digest {
         return Err(input("executable bytes do not match the inspected digest"));

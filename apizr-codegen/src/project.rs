@@ -239,15 +239,12 @@ fn view(planned: &Planned, scaffold: &Scaffold<'_>) -> ProjectView {
             .is_some_and(|p| !p.wheelhouse.is_empty()),
         venv_dir: deploy::VENV_DIR,
         python_dir: deploy::PYTHON_DIR,
-        python: if planned
-            .package
-            .as_ref()
-            .is_some_and(|p| !p.requirements.is_empty())
-        {
-            format!("{}/bin/python", deploy::VENV_DIR)
-        } else {
-            "python3".into()
-        },
+        python: deploy::worker_python(
+            planned
+                .package
+                .as_ref()
+                .is_some_and(|p| !p.requirements.is_empty()),
+        ),
         package,
         module,
         transport: transport.name(),

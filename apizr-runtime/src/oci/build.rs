@@ -67,6 +67,12 @@ pub enum BuildError {
     Io(#[from] std::io::Error),
     #[error("import failed: {0}")]
     Import(String),
+    #[error("{what} exited with status {code}: {output}")]
+    Step {
+        what: String,
+        code: i64,
+        output: String,
+    },
     #[error(
         "the built image failed its smoke test (exit {0}): the worker needs python >= 3.11 with _json, ctypes and asyncio"
     )]
