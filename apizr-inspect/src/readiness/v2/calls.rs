@@ -11,7 +11,11 @@
 //! | `logging.getLogger()` / `(literal)` / `(__name__)` | only these arguments |
 //! | `re.compile(pattern[, flags])` (`flags=` too) | the pattern, a literal or a string folded from module constants ([`super::strings`]), is a regular expression `re` accepts ([`super::regex`]) |
 //! | `threading.Lock/RLock/Event/local()`, `weakref.WeakKeyDictionary/WeakValueDictionary/WeakSet()`, `collections.OrderedDict/deque/Counter()` | no arguments |
-//! | `collections.defaultdict(f)` | `f` a builtin type or a function of the module |
+//! | `collections.defaultdict(f)` | `f` a builtin type, a function or class of the module, or a lambda (only stored) |
+//! | `struct.calcsize(literal)` | a native format (no byte-order prefix but `@`), known format characters with optional counts |
+//! | `gettext.NullTranslations()` | no arguments (it reads a file only when given one) |
+//! | `classmethod(f)`, `staticmethod(f)`, `property(f)` | `f` a lambda or a function of the module |
+//! | `type(None)` | the `NoneType` |
 //! | `contextvars.ContextVar(literal[, default=value])` | |
 //! | `collections.namedtuple(literal, fields)` | field names are identifiers, not keywords, no `_` prefix, distinct |
 //! | `enum.auto()`, `dataclasses.field(...)` | only in enum / dataclass bodies ([`super::class`]) |
@@ -33,6 +37,12 @@ pub fn is_allowlisted(qualified: &str) -> bool {
             | "builtins.tuple"
             | "builtins.frozenset"
             | "builtins.chr"
+            | "builtins.classmethod"
+            | "builtins.staticmethod"
+            | "builtins.property"
+            | "builtins.type"
+            | "struct.calcsize"
+            | "gettext.NullTranslations"
             | "typing.TypeVar"
             | "typing.ParamSpec"
             | "typing.NewType"
@@ -194,9 +204,38 @@ impl Prover<'_> {
                 match self.value(&args[0])? {
                     Meaning::Qualified(q) if q.starts_with("builtins.") => {}
                     Meaning::Function | Meaning::Pure(_) | Meaning::Class(_) => {}
+                    // A lambda is only stored: it runs when a missing key is read.
+                    Meaning::Value(Kind::Other) if matches!(args[0], Expr::Lambda(_)) => {}
                     _ => return fail(Why::Arguments),
                 }
                 Meaning::Value(Kind::Object)
+            }
+            "struct.calcsize" if keywords.is_empty() => match &args[..] {
+                [Expr::StringLiteral(s)] if is_native_struct_format(s.value.to_str()) => {
+                    Meaning::Value(Kind::Int)
+                }
+                _ => return fail(Why::Arguments),
+            },
+            "gettext.NullTranslations" if args.is_empty() && keywords.is_empty() => {
+                Meaning::Value(Kind::Object)
+            }
+            // Wrapping a function or lambda: builds a descriptor, runs nothing.
+            "builtins.classmethod" | "builtins.staticmethod" | "builtins.property"
+                if keywords.is_empty()
+                    && args.len() == 1
+                    && matches!(
+                        self.value(&args[0])?,
+                        Meaning::Function | Meaning::Pure(_) | Meaning::Value(Kind::Other)
+                    )
+                    && matches!(args[0], Expr::Lambda(_) | Expr::Name(_)) =>
+            {
+                Meaning::Value(Kind::Other)
+            }
+            // `type(None)` is `NoneType`.
+            "builtins.type"
+                if keywords.is_empty() && matches!(&args[..], [Expr::NoneLiteral(_)]) =>
+            {
+                Meaning::TypeLike
             }
             "contextvars.ContextVar" if only_keywords(&["default"]) => {
                 let [Expr::StringLiteral(_)] = &args[..] else {
@@ -323,6 +362,22 @@ fn is_keyword(name: &str) -> bool {
             | "with"
             | "yield"
     )
+}
+
+/// A `struct` format `calcsize` accepts in native mode: an optional `@`, then format
+/// characters each with an optional decimal count (`struct.error` otherwise).
+fn is_native_struct_format(format: &str) -> bool {
+    let body = format.strip_prefix('@').unwrap_or(format);
+    let mut count = false;
+    for c in body.chars() {
+        match c {
+            '0'..='9' => count = true,
+            'x' | 'c' | 'b' | 'B' | '?' | 'h' | 'H' | 'i' | 'I' | 'l' | 'L' | 'q' | 'Q' | 'n'
+            | 'N' | 'e' | 'f' | 'd' | 's' | 'p' | 'P' => count = false,
+            _ => return false,
+        }
+    }
+    !count && !body.is_empty()
 }
 
 /// `namedtuple` field names: a string (split on commas and whitespace) or a list/tuple of

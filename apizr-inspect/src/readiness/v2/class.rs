@@ -367,7 +367,7 @@ impl Prover<'_> {
                         (ClassKind::Enum, Some(value)) => members.push((name, value)),
                         (_, Some(value)) => {
                             let meaning = self.value(value)?;
-                            self.env.bind(name, meaning);
+                            self.bind_value(name, value, meaning);
                         }
                         (_, None) => {}
                     }
@@ -387,7 +387,7 @@ impl Prover<'_> {
                         continue;
                     }
                     let meaning = self.value(&a.value)?;
-                    self.env.bind(name, meaning);
+                    self.bind_value(name, &a.value, meaning);
                 }
                 Stmt::FunctionDef(def) if kind != ClassKind::TypedDict => {
                     let name = def.name.as_str();

@@ -231,6 +231,12 @@ impl Prover<'_> {
         let Some(arity) = arity else {
             return fail(sub.value.range(), Why::NotGeneric);
         };
+        // `Tuple[()]` / `tuple[()]`: the empty tuple type.
+        if arity == Arity::Any
+            && matches!(sub.slice.as_ref(), Expr::Tuple(t) if t.elts.is_empty() && t.parenthesized)
+        {
+            return Ok(());
+        }
         let args: Vec<&Expr> = match sub.slice.as_ref() {
             Expr::Tuple(t) => t.elts.iter().collect(),
             other => vec![other],

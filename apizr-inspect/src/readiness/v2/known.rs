@@ -110,6 +110,9 @@ fn typing_name(qualified: &str) -> Option<&str> {
 
 /// The arity of a subscriptable type form, by qualified name.
 pub fn type_form(qualified: &str) -> Option<Arity> {
+    if matches!(qualified, "re.Pattern" | "re.Match") {
+        return Some(Arity::Exactly(1));
+    }
     if let Some(name) = qualified.strip_prefix("builtins.") {
         return matches!(
             name,
@@ -166,20 +169,23 @@ pub fn is_plain_type(qualified: &str) -> bool {
         return !matches!(name, "property" | "staticmethod" | "classmethod" | "chr");
     }
     let Some(name) = typing_name(qualified) else {
-        return matches!(
-            qualified,
-            "datetime.date"
-                | "datetime.datetime"
-                | "datetime.time"
-                | "datetime.timedelta"
-                | "decimal.Decimal"
-                | "pathlib.Path"
-                | "pathlib.PurePath"
-                | "uuid.UUID"
-                | "enum.Enum"
-                | "types.ModuleType"
-                | "types.FunctionType"
-        );
+        return stdlib_class(qualified)
+            || matches!(
+                qualified,
+                "re.Pattern"
+                    | "re.Match"
+                    | "datetime.date"
+                    | "datetime.datetime"
+                    | "datetime.time"
+                    | "datetime.timedelta"
+                    | "decimal.Decimal"
+                    | "pathlib.Path"
+                    | "pathlib.PurePath"
+                    | "uuid.UUID"
+                    | "enum.Enum"
+                    | "types.ModuleType"
+                    | "types.FunctionType"
+            );
     };
     type_form(qualified).is_some_and(|a| !matches!(a, Arity::Literal | Arity::Annotated))
         || matches!(
@@ -237,6 +243,7 @@ pub fn base(qualified: &str) -> Option<BaseKind> {
             BaseKind::Builtin
         }
         "abc.ABC" => BaseKind::Abc,
+        q if stdlib_class(q) => BaseKind::Builtin,
         "typing.Generic" => BaseKind::Generic,
         "typing.Protocol" => BaseKind::Protocol,
         "typing.NamedTuple" => BaseKind::NamedTuple,
@@ -254,6 +261,110 @@ pub fn base(qualified: &str) -> Option<BaseKind> {
     })
 }
 
+/// Standard-library classes that are safe to subclass: creating the subclass runs no code
+/// of theirs but `type.__new__` (or `abc.ABCMeta.__new__`, which only records abstract
+/// methods); none defines `__init_subclass__`. Each brings an instance layout, so a class
+/// has at most one of them (or one builtin type) among its bases.
+pub fn stdlib_class(qualified: &str) -> bool {
+    matches!(
+        qualified,
+        "io.IOBase"
+            | "io.RawIOBase"
+            | "io.BufferedIOBase"
+            | "io.TextIOBase"
+            | "logging.Handler"
+            | "logging.StreamHandler"
+            | "logging.Filter"
+            | "logging.Formatter"
+            | "logging.LoggerAdapter"
+            | "datetime.tzinfo"
+            | "codecs.Codec"
+            | "codecs.IncrementalEncoder"
+            | "codecs.IncrementalDecoder"
+            | "codecs.BufferedIncrementalEncoder"
+            | "codecs.BufferedIncrementalDecoder"
+            | "codecs.StreamReader"
+            | "codecs.StreamWriter"
+            | "json.JSONEncoder"
+            | "json.JSONDecoder"
+            | "string.Formatter"
+            | "textwrap.TextWrapper"
+            | "html.parser.HTMLParser"
+            | "collections.abc.Mapping"
+            | "collections.abc.MutableMapping"
+            | "collections.abc.Sequence"
+            | "collections.abc.MutableSequence"
+            | "collections.abc.Set"
+            | "collections.abc.MutableSet"
+            | "collections.abc.Iterable"
+            | "collections.abc.Iterator"
+            | "collections.abc.Container"
+            | "collections.abc.Sized"
+            | "collections.abc.Hashable"
+    )
+}
+
+/// Standard-library functions that may be referenced (not called) at import: the attribute
+/// exists, and binding it runs nothing.
+fn stdlib_function(qualified: &str) -> bool {
+    let Some((module, name)) = qualified.rsplit_once('.') else {
+        return false;
+    };
+    match module {
+        "operator" => matches!(
+            name,
+            "lt" | "le"
+                | "eq"
+                | "ne"
+                | "ge"
+                | "gt"
+                | "not_"
+                | "truth"
+                | "contains"
+                | "add"
+                | "sub"
+                | "mul"
+                | "truediv"
+                | "floordiv"
+                | "mod"
+                | "neg"
+                | "pos"
+                | "and_"
+                | "or_"
+                | "xor"
+                | "invert"
+                | "is_"
+                | "is_not"
+                | "getitem"
+                | "itemgetter"
+                | "attrgetter"
+                | "methodcaller"
+                | "index"
+                | "concat"
+        ),
+        "time" => matches!(
+            name,
+            "time" | "monotonic" | "perf_counter" | "sleep" | "gmtime" | "localtime"
+        ),
+        "re" => matches!(
+            name,
+            "escape" | "match" | "search" | "sub" | "split" | "fullmatch" | "findall" | "finditer"
+        ),
+        "os.path" => matches!(
+            name,
+            "join"
+                | "exists"
+                | "isfile"
+                | "isdir"
+                | "basename"
+                | "dirname"
+                | "abspath"
+                | "normpath"
+        ),
+        _ => false,
+    }
+}
+
 /// Module-level constants of the stdlib that are values of a known kind.
 pub fn constant(qualified: &str) -> Option<Kind> {
     Some(match qualified {
@@ -265,6 +376,8 @@ pub fn constant(qualified: &str) -> Option<Kind> {
         "sys.maxsize" | "sys.hexversion" => Kind::Int,
         "re.I" | "re.IGNORECASE" | "re.M" | "re.MULTILINE" | "re.S" | "re.DOTALL" | "re.X"
         | "re.VERBOSE" | "re.A" | "re.ASCII" | "re.U" | "re.UNICODE" => Kind::Int,
+        // A function object: hashable, and calling it is not proved (not on the allowlist).
+        q if stdlib_function(q) => Kind::Object,
         _ => return None,
     })
 }
@@ -277,4 +390,5 @@ pub fn is_known(qualified: &str) -> bool {
         || constant(qualified).is_some()
         || super::calls::is_allowlisted(qualified)
         || super::decorators::is_decorator(qualified)
+        || qualified == "abc.ABCMeta"
 }

@@ -289,6 +289,31 @@ impl Reader {
         })
     }
 
+    /// At the start of a look-behind: when its content up to `)` is two or more alternatives
+    /// of plain characters (no metacharacter, no escape) of one and the same width, the
+    /// position of that `)`.
+    fn equal_width_literals(&self) -> Option<usize> {
+        let mut widths = vec![0usize];
+        let mut at = self.at;
+        loop {
+            let c = *self.chars.get(at)?;
+            match c {
+                ')' => break,
+                '|' => widths.push(0),
+                c if self.verbose && c.is_whitespace() => {}
+                '#' if self.verbose => return None,
+                c if c.is_alphanumeric() || "=!~<>-_@,;:'\"/&%` ".contains(c) => {
+                    if let Some(w) = widths.last_mut() {
+                        *w += 1;
+                    }
+                }
+                _ => return None,
+            }
+            at += 1;
+        }
+        (widths.len() >= 2 && widths[0] > 0 && widths.iter().all(|w| *w == widths[0])).then_some(at)
+    }
+
     /// A group after its `(`.
     fn group(&mut self) -> Option<Item> {
         let mut capture = None;
@@ -352,7 +377,12 @@ impl Reader {
         if lookbehind {
             self.lookbehind += 1;
         }
-        self.alternation()?;
+        // `(?<===|!=)`: alternatives of plain characters, all of one width (fixed width).
+        if lookbehind && let Some(end) = self.equal_width_literals() {
+            self.at = end;
+        } else {
+            self.alternation()?;
+        }
         if lookbehind {
             self.lookbehind -= 1;
         }
@@ -385,6 +415,7 @@ mod tests {
             r"(?i)hello|world",
             r"a{2,3}?b{,4}c{3,}",
             r"(?:ab)+?(?=x)(?<=ab)",
+            r"(?<===|!=)\s*x(?<!==|!=|~=)",
             r"[\]\-\\]",
             r"(a)\1",
             r"x{",
@@ -415,6 +446,10 @@ mod tests {
             r"[\d-z]",
             r"\x4",
             r"(?P=n)",
+            // Look-behind alternatives of different widths, or an empty one.
+            r"(?<=a|bc)x",
+            r"(?<=a|)x",
+            r"(?<!a.|bc)x",
         ] {
             assert!(!is_valid(pattern, false), "{pattern}");
         }

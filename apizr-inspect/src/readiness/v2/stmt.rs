@@ -144,10 +144,7 @@ impl Prover<'_> {
     fn assign(&mut self, target: &Expr, value: &Expr, meaning: &Meaning) -> Proof<()> {
         match target {
             Expr::Name(name) => {
-                match self.str_value(value) {
-                    Some(folded) => self.env.bind_str(name.id.as_str(), folded),
-                    None => self.env.bind(name.id.as_str(), meaning.clone()),
-                }
+                self.bind_value(name.id.as_str(), value, meaning.clone());
                 Ok(())
             }
             Expr::Tuple(ast::ExprTuple { elts: targets, .. })

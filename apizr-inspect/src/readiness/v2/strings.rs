@@ -10,6 +10,7 @@
 use ruff_python_ast::{Expr, ExprBinOp, Operator};
 
 use super::Prover;
+use super::env::Meaning;
 
 impl Prover<'_> {
     /// The value of `expr` when it is a string v2 folds.
@@ -19,6 +20,14 @@ impl Prover<'_> {
             Expr::Name(n) => self.env.string(n.id.as_str()).map(str::to_string),
             Expr::BinOp(b) => self.str_binop(b),
             _ => None,
+        }
+    }
+
+    /// Bind `name` to the value of `value` (`meaning`), keeping its string when v2 folds it.
+    pub fn bind_value(&mut self, name: &str, value: &Expr, meaning: Meaning) {
+        match self.str_value(value) {
+            Some(folded) => self.env.bind_str(name, folded),
+            None => self.env.bind(name, meaning),
         }
     }
 
