@@ -167,10 +167,22 @@ fn package_source(args: &GenerateArgs) -> Result<(PackageInput, ServedPackage), 
                 .into(),
         ));
     }
-    let input = apizr_inspect::on_inspect_stack(|| {
+    let mut inputs = apizr_inspect::on_inspect_stack(|| {
         apizr_codegen::package::load(&args.source, args.select.as_deref())
     })
     .map_err(|e| GenerateError::Io(e.to_string()))??;
+    // A generated project binds one executable (see `apizr_codegen::package`).
+    if inputs.len() > 1 {
+        let modules: Vec<&str> = inputs.iter().map(|i| i.module.as_str()).collect();
+        return Err(GenerateError::Input(format!(
+            "--select names functions of {} modules ({}); a generated project serves one \
+             module (its bundle binds one executable): generate one project per module, or \
+             serve them together with apizr serve",
+            modules.len(),
+            modules.join(", ")
+        )));
+    }
+    let input = inputs.remove(0);
     let wheelhouse = match &args.wheelhouse {
         Some(dir) if input.requirements.specifiers.is_empty() => {
             return Err(GenerateError::Input(format!(

@@ -19,7 +19,7 @@ use apizr_ir::plan::BoundSource;
 use apizr_ir::policy::AnyPolicy;
 use apizr_runtime::oci::RuntimeImage;
 use apizr_runtime::serve::{
-    ExecutionMode, ServeSource, ServeSpec, ServerArgs, Transport, serve_blocking,
+    ExecutionMode, ServeSource, ServeSpec, ServerArgs, ServicePlan, Transport, serve_plan_blocking,
 };
 use apizr_runtime::{Executable, PackageFiles};
 use clap::{Args, Subcommand};
@@ -129,10 +129,18 @@ pub fn run(command: &ServeCommand) -> anyhow::Result<ExitCode> {
         ServeCommand::Mcp(a) => (Transport::Mcp, a),
         ServeCommand::Interpreter(a) => return serve_interpreter(a),
     };
-    let mut spec = build_spec(args)?;
-    args.server.overrides().apply(&mut spec);
+    let mut specs = build_specs(args)?.into_iter();
+    // Never empty: a package selection names at least one module.
+    let first = specs.next().context("nothing to serve")?;
+    // One source per module of a package (each its own executable, closure and workers), as
+    // `#[python]` bindings are served: names unique across them, one readiness for all.
+    let mut plan = ServicePlan::from(first);
+    plan.specs.extend(specs);
+    for spec in &mut plan.specs {
+        args.server.overrides().apply(spec);
+    }
     let options = args.server.options();
-    serve_blocking(transport, spec, options).map_err(|e| anyhow!(e))?;
+    serve_plan_blocking(transport, plan, options).map_err(|e| anyhow!(e))?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -158,26 +166,33 @@ fn serve_interpreter(args: &InterpreterServeArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// Inspect the source and plan its contracts, or load a generated project (`--bundle`).
-pub fn build_spec(args: &ServeArgs) -> anyhow::Result<ServeSpec> {
+/// Inspect the source and plan its contracts, or load a generated project (`--bundle`): one
+/// spec, or for a package directory one per selected module.
+pub fn build_specs(args: &ServeArgs) -> anyhow::Result<Vec<ServeSpec>> {
     if let Some(dir) = &args.bundle {
-        return ServeSpec::from_bundle_dir(dir).map_err(|e| anyhow!(e));
+        return Ok(vec![
+            ServeSpec::from_bundle_dir(dir).map_err(|e| anyhow!(e))?,
+        ]);
     }
-    let mut package = None;
-    let mut select = args.select.clone();
     let (bytes, kind, module) = match &args.source {
         Some(path) if path.is_dir() => {
-            let input = package_source(path, args)?;
-            if args.runtime_image.is_some() {
+            let inputs = package_source(path, args)?;
+            if args.runtime_image.is_some()
+                && let Some(input) = inputs.first()
+            {
                 apizr_codegen::package::refuse_requirements_in_containers(
                     &input.requirements.specifiers,
                 )?;
             }
-            select = Some(input.selection.clone());
-            package = Some(PackageFiles {
-                files: input.files.clone(),
-            });
-            (input.source, SourceKind::Python, input.module)
+            return inputs
+                .into_iter()
+                .map(|input| {
+                    let package = PackageFiles { files: input.files };
+                    let select = Some(input.selection.as_str());
+                    let source = (input.source, SourceKind::Python, input.module);
+                    spec_of(args, source, select, Some(package))
+                })
+                .collect();
         }
         Some(path) => {
             let (bytes, kind) = apizr_inspect::source::read_source(path)
@@ -196,10 +211,23 @@ pub fn build_spec(args: &ServeArgs) -> anyhow::Result<ServeSpec> {
                 .unwrap_or_else(|| EXAMPLE_MODULE.into()),
         ),
     };
-    let selection = select
-        .as_deref()
-        .map(interface::parse_selection)
-        .transpose()?;
+    Ok(vec![spec_of(
+        args,
+        (bytes, kind, module),
+        args.select.as_deref(),
+        None,
+    )?])
+}
+
+/// One source (bytes, kind, module name) inspected, planned for `select` and bound to its
+/// execution mode; `package`: the module's import closure when it is a module of a package.
+fn spec_of(
+    args: &ServeArgs,
+    (bytes, kind, module): (Vec<u8>, SourceKind, String),
+    select: Option<&str>,
+    package: Option<PackageFiles>,
+) -> anyhow::Result<ServeSpec> {
+    let selection = select.map(interface::parse_selection).transpose()?;
     let options = InspectOptions {
         readiness: args.readiness.policy(),
         ..InspectOptions::default()
@@ -255,10 +283,10 @@ pub fn build_spec(args: &ServeArgs) -> anyhow::Result<ServeSpec> {
     ))
 }
 
-/// A package directory (`DIR --select pkg.mod:func,…`): the module, its import closure, and
-/// a note when the package declares requirements (serve installs nothing: the workers import
-/// them from `APIZR_PYTHON`'s virtual environment, as generated images do).
-fn package_source(dir: &std::path::Path, args: &ServeArgs) -> anyhow::Result<PackageInput> {
+/// A package directory (`DIR --select pkg.mod:func,…`): each selected module with its import
+/// closure, and a note when the package declares requirements (serve installs nothing: the
+/// workers import them from `APIZR_PYTHON`'s virtual environment, as generated images do).
+fn package_source(dir: &std::path::Path, args: &ServeArgs) -> anyhow::Result<Vec<PackageInput>> {
     if args.module_name.is_some() {
         bail!(
             "--module-name does not apply to a package directory: --select MODULE:FUNCTION \
@@ -266,14 +294,15 @@ fn package_source(dir: &std::path::Path, args: &ServeArgs) -> anyhow::Result<Pac
         );
     }
     let input = on_inspect_stack(|| apizr_codegen::package::load(dir, args.select.as_deref()))??;
-    if let Some(origin) = &input.requirements.origin
-        && !input.requirements.specifiers.is_empty()
+    if let Some(first) = input.first()
+        && let Some(origin) = &first.requirements.origin
+        && !first.requirements.specifiers.is_empty()
     {
         eprintln!(
             "apizr serve: {} declares requirements ({}); serve installs nothing: install them \
              into a virtual environment and set APIZR_PYTHON to its bin/python",
             origin.display(),
-            input.requirements.specifiers.join(", ")
+            first.requirements.specifiers.join(", ")
         );
     }
     Ok(input)

@@ -73,8 +73,96 @@ fn serves_a_module_of_a_package_with_its_intra_package_imports() {
     }
 }
 
+/// Functions of two modules in one server: each module is a source of its own (its executable,
+/// its closure and digests, its workers), so each capability runs in its own module — `whoami`
+/// and `whoareyou` have the same body and answer with their own module's name, and only
+/// `kit.alpha` imports the sibling `kit.base`. `generate` refuses two modules (exit 2).
+#[test]
+fn serves_functions_of_two_modules_each_in_its_own_module() {
+    let root = tmp("two-modules");
+    let pkg = root.join("src/kit");
+    std::fs::create_dir_all(&pkg).unwrap();
+    std::fs::write(pkg.join("__init__.py"), "").unwrap();
+    std::fs::write(pkg.join("base.py"), "SCALE = 10\n").unwrap();
+    let whoami = "def whoami() -> str:\n    return __name__\n";
+    std::fs::write(
+        pkg.join("alpha.py"),
+        format!(
+            "from .base import SCALE\n\ndef up(x: int) -> int:\n    return x * SCALE\n\n{whoami}"
+        ),
+    )
+    .unwrap();
+    std::fs::write(
+        pkg.join("beta.py"),
+        format!(
+            "def down(x: int) -> int:\n    return x - 1\n\n{}",
+            whoami.replace("whoami", "whoareyou")
+        ),
+    )
+    .unwrap();
+    let src = root.join("src");
+    let policy = root.join("policy.json");
+    std::fs::write(&policy, "{}").unwrap();
+    for extra in [
+        vec!["--workers", "1"],
+        vec!["--policy", policy.to_str().unwrap()],
+    ] {
+        let mut args = vec![
+            src.to_str().unwrap(),
+            "--select",
+            "kit.alpha:up,kit.beta:down,kit.alpha:whoami,kit.beta:whoareyou",
+            "--allow-conditional",
+        ];
+        args.extend(&extra);
+        let server = start(&args);
+        assert_eq!(
+            server.post("up", r#"{"x": 4}"#),
+            (200, "40".into()),
+            "{extra:?}"
+        );
+        assert_eq!(
+            server.post("down", r#"{"x": 4}"#),
+            (200, "3".into()),
+            "{extra:?}"
+        );
+        assert_eq!(
+            server.post("whoami", "{}"),
+            (200, "\"kit.alpha\"".into()),
+            "{extra:?}"
+        );
+        assert_eq!(
+            server.post("whoareyou", "{}"),
+            (200, "\"kit.beta\"".into()),
+            "{extra:?}"
+        );
+    }
+    // generate binds one executable per project: two modules are refused, naming the way.
+    let out = run(&[
+        "generate",
+        "rest",
+        src.to_str().unwrap(),
+        "--select",
+        "kit.alpha:up,kit.beta:down",
+        "--output-dir",
+        root.join("p").to_str().unwrap(),
+        "--no-lockfile",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(
+            "--select names functions of 2 modules (kit.alpha, kit.beta); a generated project \
+             serves one module"
+        ) && stderr.contains("serve them together with apizr serve"),
+        "{stderr}"
+    );
+    assert!(!root.join("p").exists());
+    let _ = std::fs::remove_dir_all(&root);
+}
+
 /// `serve mcp DIR --select …` (stdio), driven by the official `mcp` client: the tools are the
-/// selected functions and their calls import the package (direct warm pool and governed).
+/// selected functions of two modules and their calls import the package (direct warm pool and
+/// governed).
 #[test]
 fn serves_a_module_of_a_package_over_mcp_to_the_official_client() {
     let Some(python) = apizr_test_support::mcp_client_python() else {
@@ -85,7 +173,8 @@ fn serves_a_module_of_a_package_over_mcp_to_the_official_client() {
     let calls = scratch.join("calls.json");
     std::fs::write(
         &calls,
-        r#"[{"name": "quote", "arguments": {"price": 2.5}}, {"name": "where", "arguments": {}}]"#,
+        r#"[{"name": "quote", "arguments": {"price": 2.5}}, {"name": "where", "arguments": {}},
+            {"name": "cents", "arguments": {"amount": 1.5}}]"#,
     )
     .unwrap();
     let policy = scratch.join("policy.json");
@@ -101,7 +190,8 @@ fn serves_a_module_of_a_package_over_mcp_to_the_official_client() {
             .arg(&calls)
             .args(["--stdio", "--", env!("CARGO_BIN_EXE_apizr"), "serve", "mcp"])
             .arg(&dir)
-            .args(["--select", SELECT, "--allow-conditional"])
+            .args(["--select", &format!("{SELECT},shop.money:cents")])
+            .arg("--allow-conditional")
             .args(&extra)
             .output()
             .unwrap();
@@ -117,7 +207,8 @@ fn serves_a_module_of_a_package_over_mcp_to_the_official_client() {
             .iter()
             .map(|t| t["name"].as_str().unwrap())
             .collect();
-        assert_eq!(tools, ["quote", "where"], "{extra:?}");
+        // Listed by name, across both modules.
+        assert_eq!(tools, ["cents", "quote", "where"], "{extra:?}");
         let results: Vec<String> = transcript["calls"]
             .as_array()
             .unwrap()
@@ -130,15 +221,12 @@ fn serves_a_module_of_a_package_over_mcp_to_the_official_client() {
                     c["result"]["structuredContent"],
                     "{c}"
                 );
-                c["result"]["structuredContent"]["result"]
-                    .as_str()
-                    .unwrap()
-                    .to_string()
+                c["result"]["structuredContent"]["result"].to_string()
             })
             .collect();
         assert_eq!(
             results,
-            ["250 cents (EUR)", "shop.pricing in shop"],
+            ["\"250 cents (EUR)\"", "\"shop.pricing in shop\"", "150"],
             "{extra:?}"
         );
     }
@@ -170,8 +258,9 @@ fn bad_package_selections_are_refused_precisely() {
             "--select: no module shop.nothere under",
         ),
         (
-            vec![dir, "--select", "shop.pricing:quote,shop.money:cents"],
-            "names functions of two modules (shop.pricing and shop.money)",
+            vec![dir, "--select", "shop.pricing:quote,shop.money:quote"],
+            "--select item 2 (\"shop.money:quote\"): shop.pricing also selects quote, and a \
+             server serves one function per name",
         ),
         (
             vec![

@@ -1,16 +1,18 @@
 //! A module of a package directory as the served source: `apizr generate|serve rest|mcp DIR
 //! --select pkg.mod:func,…`.
 //!
-//! DIR is what would be on `sys.path`. The selection names functions of one module by its
-//! dotted name; the bundle gets that module and every local file importing it runs (its
-//! import closure, parent packages' `__init__.py` included, call-time imports too, from the one
-//! resolver [`apizr_inspect::package`]), keyed by path under the `sys.path` root. Third-party
+//! DIR is what would be on `sys.path`. The selection names functions of modules by their
+//! dotted names; each module gets every local file importing it runs (its import closure,
+//! parent packages' `__init__.py` included, call-time imports too, from the one resolver
+//! [`apizr_inspect::package`]), keyed by path under the `sys.path` root. Third-party
 //! requirements come from `apizr_inspect::package::requirements`.
 //!
-//! Why one module per server: a bundle binds one executable (its digest chain, the worker's
-//! module) and the contracts planned from its inspection; functions of two modules are two
-//! servers. The refusal says so rather than serving half.
-
+//! Several modules: [`load`] gives one [`PackageInput`] per module, in the order the selection
+//! first names them; `serve` serves each as a source of its own (one executable, closure and
+//! worker set per module, in one server), and a function name may be selected once only (it is
+//! the route and the tool name). A generated project binds one executable (its digest chain,
+//! the worker's module, the contracts planned from its inspection), so `generate` refuses two
+//! modules and says to generate one project per module or serve them together.
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -18,14 +20,14 @@ use apizr_inspect::package::{PackageIndex, Requirements, requirements};
 
 use crate::model::{GenerateError, input};
 
-/// What `--select` names on a package directory: one module and its functions, in order.
+/// What `--select` names on a package directory for one module: its functions, in order.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PackageSelection {
     pub module: String,
     pub functions: Vec<String>,
 }
 
-/// The module to serve, the files importing it executes and the package's requirements.
+/// One selected module, the files importing it executes and the package's requirements.
 #[derive(Debug, Clone)]
 pub struct PackageInput {
     pub module: String,
@@ -41,11 +43,11 @@ pub struct PackageInput {
 const EXPECTED: &str = "expected MODULE:FUNCTION[,MODULE:FUNCTION…] with a dotted module name \
                         of the package directory, e.g. humanize.number:intcomma";
 
-/// Parse `--select` for a package directory. Every item is `MODULE:FUNCTION`; all items name
-/// the same module.
-pub fn parse_select(text: &str) -> Result<PackageSelection, GenerateError> {
-    let mut module: Option<String> = None;
-    let mut functions = Vec::new();
+/// Parse `--select` for a package directory. Every item is `MODULE:FUNCTION`; the modules in
+/// the order the items first name them. A function named twice in one module counts once; the
+/// same function name in two modules is refused (both would be served under that name).
+pub fn parse_select(text: &str) -> Result<Vec<PackageSelection>, GenerateError> {
+    let mut modules: Vec<PackageSelection> = Vec::new();
     for (index, item) in text.split(',').enumerate() {
         let item = item.trim();
         let bad = |why: &str| {
@@ -66,22 +68,26 @@ pub fn parse_select(text: &str) -> Result<PackageSelection, GenerateError> {
         if !is_identifier(function) {
             return Err(bad("the function is not an identifier"));
         }
-        match &module {
-            Some(first) if first != name => {
-                return Err(input(format!(
-                    "--select names functions of two modules ({first} and {name}); a server \
-                     serves functions of one module: generate or serve one per module"
-                )));
-            }
-            Some(_) => {}
-            None => module = Some(name.to_string()),
+        if let Some(other) = modules
+            .iter()
+            .find(|m| m.module != name && m.functions.iter().any(|f| f == function))
+        {
+            return Err(bad(&format!(
+                "{} also selects {function}, and a server serves one function per name (its \
+                 route and tool name)",
+                other.module
+            )));
         }
-        if !functions.iter().any(|f| f == function) {
-            functions.push(function.to_string());
+        match modules.iter_mut().find(|m| m.module == name) {
+            Some(module) if module.functions.iter().any(|f| f == function) => {}
+            Some(module) => module.functions.push(function.to_string()),
+            None => modules.push(PackageSelection {
+                module: name.to_string(),
+                functions: vec![function.to_string()],
+            }),
         }
     }
-    let module = module.ok_or_else(|| input(format!("--select is empty; {EXPECTED}")))?;
-    Ok(PackageSelection { module, functions })
+    Ok(modules)
 }
 
 /// Requirements under an `apizr.execution/v2` policy are refused, by `generate` and `serve`
@@ -108,17 +114,31 @@ fn is_identifier(text: &str) -> bool {
         && chars.all(|c| c == '_' || c.is_alphanumeric())
 }
 
-/// Resolve the selection in `dir`: the module's file, its import closure and the
-/// requirements. Parses every module of the closure, so run it on an inspection stack.
-pub fn load(dir: &Path, select: Option<&str>) -> Result<PackageInput, GenerateError> {
+/// Resolve the selection in `dir`: for each selected module, its file, its import closure and
+/// the package's requirements. Parses every module of the closures, so run it on an
+/// inspection stack.
+pub fn load(dir: &Path, select: Option<&str>) -> Result<Vec<PackageInput>, GenerateError> {
     let select = select.ok_or_else(|| {
         input(format!(
             "{}: a package directory needs --select; {EXPECTED}",
             dir.display()
         ))
     })?;
-    let selection = parse_select(select)?;
+    let selections = parse_select(select)?;
     let index = PackageIndex::scan(dir).map_err(input)?;
+    let requirements = requirements::find(dir).map_err(|e| input(e.to_string()))?;
+    selections
+        .into_iter()
+        .map(|selection| load_module(dir, &index, selection, requirements.clone()))
+        .collect()
+}
+
+fn load_module(
+    dir: &Path,
+    index: &PackageIndex,
+    selection: PackageSelection,
+    requirements: Requirements,
+) -> Result<PackageInput, GenerateError> {
     if !index.contains(&selection.module) {
         let known: Vec<&str> = index.modules().take(12).collect();
         return Err(input(format!(
@@ -167,7 +187,7 @@ pub fn load(dir: &Path, select: Option<&str>) -> Result<PackageInput, GenerateEr
         selection: selection.functions.join(","),
         source,
         files,
-        requirements: requirements::find(dir).map_err(|e| input(e.to_string()))?,
+        requirements,
     })
 }
 
@@ -179,8 +199,22 @@ mod tests {
     fn selections_parse_and_refuse_precisely() {
         let ok =
             parse_select("pkg.number:intcomma, pkg.number:ordinal,pkg.number:intcomma").unwrap();
-        assert_eq!(ok.module, "pkg.number");
-        assert_eq!(ok.functions, ["intcomma", "ordinal"]);
+        assert_eq!(ok.len(), 1);
+        assert_eq!(ok[0].module, "pkg.number");
+        assert_eq!(ok[0].functions, ["intcomma", "ordinal"]);
+        // Several modules: in the order first named, each with its functions.
+        let two = parse_select("b.y:g,a.x:f,b.y:h").unwrap();
+        let modules: Vec<(&str, &[String])> = two
+            .iter()
+            .map(|m| (m.module.as_str(), m.functions.as_slice()))
+            .collect();
+        assert_eq!(
+            modules,
+            [
+                ("b.y", &["g".to_string(), "h".to_string()][..]),
+                ("a.x", &["f".to_string()][..])
+            ]
+        );
         for (text, why) in [
             ("intcomma", "item 1 (\"intcomma\"): no ':'"),
             (
@@ -189,7 +223,10 @@ mod tests {
             ),
             ("pkg..n:f", "not a dotted name"),
             ("pkg.n:1f", "the function is not an identifier"),
-            ("a:f,b:g", "two modules (a and b)"),
+            (
+                "a:f,b:f",
+                "item 2 (\"b:f\"): a also selects f, and a server serves one function per name",
+            ),
             ("", "item 1 (\"\"): no ':'"),
         ] {
             let error = parse_select(text).unwrap_err().to_string();
