@@ -174,6 +174,44 @@ fn serve_rest_runs_each_call_in_a_container() {
     assert_removed(&created);
 }
 
+/// Functions of two modules of a package, each call in a fresh container: each capability runs
+/// its own module (the same body answers with its module's name), and `up` imports its sibling
+/// from the verified files the request carries.
+#[test]
+fn serve_rest_runs_each_module_of_a_package_in_its_containers() {
+    let Some(image) = image() else { return };
+    let dir = tmp("package-modules");
+    std::fs::write(dir.join("v2.json"), POLICY).unwrap();
+    let proxy = EngineProxy::start(&dir);
+    let package =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/package-modules/src");
+    let policy = dir.join("v2.json");
+    let server = Served::start(
+        &[
+            package.to_str().unwrap(),
+            "--select",
+            "kit.alpha:up,kit.alpha:whoami,kit.beta:whoareyou",
+            "--allow-conditional",
+            "--policy",
+            policy.to_str().unwrap(),
+            "--runtime-image",
+            &image.image,
+            "--runtime-platform",
+            image.platform.as_str(),
+            "--oci-pool",
+            "0",
+        ],
+        &proxy.docker_host(),
+    );
+    assert_eq!(server.post("up", r#"{"x": 4}"#), (200, "40".into()));
+    assert_eq!(server.post("whoami", "{}"), (200, "\"kit.alpha\"".into()));
+    assert_eq!(server.post("whoareyou", "{}"), (200, "\"kit.beta\"".into()));
+    let created = proxy.created();
+    assert_eq!(created.len(), 3, "one container per call: {created:?}");
+    drop(server);
+    assert_removed(&created);
+}
+
 #[test]
 fn serve_refuses_to_become_ready_without_the_image() {
     let Some(image) = image() else { return };

@@ -80,27 +80,8 @@ fn serves_a_module_of_a_package_with_its_intra_package_imports() {
 #[test]
 fn serves_functions_of_two_modules_each_in_its_own_module() {
     let root = tmp("two-modules");
-    let pkg = root.join("src/kit");
-    std::fs::create_dir_all(&pkg).unwrap();
-    std::fs::write(pkg.join("__init__.py"), "").unwrap();
-    std::fs::write(pkg.join("base.py"), "SCALE = 10\n").unwrap();
-    let whoami = "def whoami() -> str:\n    return __name__\n";
-    std::fs::write(
-        pkg.join("alpha.py"),
-        format!(
-            "from .base import SCALE\n\ndef up(x: int) -> int:\n    return x * SCALE\n\n{whoami}"
-        ),
-    )
-    .unwrap();
-    std::fs::write(
-        pkg.join("beta.py"),
-        format!(
-            "def down(x: int) -> int:\n    return x - 1\n\n{}",
-            whoami.replace("whoami", "whoareyou")
-        ),
-    )
-    .unwrap();
-    let src = root.join("src");
+    let src =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/package-modules/src");
     let policy = root.join("policy.json");
     std::fs::write(&policy, "{}").unwrap();
     for extra in [
