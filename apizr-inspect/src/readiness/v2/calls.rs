@@ -14,6 +14,8 @@
 //! | `collections.defaultdict(f)` | `f` a builtin type, a function or class of the module, or a lambda (only stored) |
 //! | `struct.calcsize(literal)` | a native format (no byte-order prefix but `@`), known format characters with optional counts |
 //! | `gettext.NullTranslations()` | no arguments (it reads a file only when given one) |
+//! | `types.MappingProxyType(d)` | `d` a dict |
+//! | `list`/`tuple`/`set`/`frozenset(E for x in range(a[, b]))` | int literals; `E` proved with `x` an int in that range ([`super::comprehension`]) |
 //! | `classmethod(f)`, `staticmethod(f)`, `property(f)` | `f` a lambda or a function of the module |
 //! | `type(None)` | the `NoneType` |
 //! | `contextvars.ContextVar(literal[, default=value])` | |
@@ -43,6 +45,7 @@ pub fn is_allowlisted(qualified: &str) -> bool {
             | "builtins.type"
             | "struct.calcsize"
             | "gettext.NullTranslations"
+            | "types.MappingProxyType"
             | "typing.TypeVar"
             | "typing.ParamSpec"
             | "typing.NewType"
@@ -111,7 +114,7 @@ impl Prover<'_> {
                     "builtins.dict" => Kind::Dict,
                     "builtins.list" => Kind::List,
                     "builtins.tuple" => Kind::Other,
-                    _ => Kind::Object,
+                    _ => Kind::FrozenSet,
                 })
             }
             "builtins.chr" => self.chr(call)?,
@@ -219,6 +222,13 @@ impl Prover<'_> {
             "gettext.NullTranslations" if args.is_empty() && keywords.is_empty() => {
                 Meaning::Value(Kind::Object)
             }
+            // A read-only view of a dict display or dict value.
+            "types.MappingProxyType" if keywords.is_empty() => match &args[..] {
+                [mapping] if self.value(mapping)? == Meaning::Value(Kind::Dict) => {
+                    Meaning::Value(Kind::Other)
+                }
+                _ => return fail(Why::Arguments),
+            },
             // Wrapping a function or lambda: builds a descriptor, runs nothing.
             "builtins.classmethod" | "builtins.staticmethod" | "builtins.property"
                 if keywords.is_empty()
@@ -268,6 +278,17 @@ impl Prover<'_> {
             arg,
             Expr::List(_) | Expr::Tuple(_) | Expr::Set(_) | Expr::Dict(_) | Expr::StringLiteral(_)
         );
+        // A generator expression ([`super::comprehension`]): its elements, proved.
+        if let Expr::Generator(generator) = arg {
+            let element = self.comprehension(&generator.elt, &generator.generators, arg)?;
+            let needs_hash = matches!(qualified, "builtins.set" | "builtins.frozenset");
+            return match (qualified, element) {
+                ("builtins.dict", _) => fail(),
+                (_, Meaning::Value(kind)) if needs_hash && !kind.hashable() => fail(),
+                (_, Meaning::Unknown) if needs_hash => fail(),
+                _ => Ok(()),
+            };
+        }
         let items = self.value(arg)?;
         if !display {
             use Kind::*;

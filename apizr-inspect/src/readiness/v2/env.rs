@@ -51,6 +51,7 @@ pub enum Kind {
     List,
     Dict,
     Set,
+    FrozenSet,
     /// A hashable object of no interest (`object()`, a logger, a compiled pattern, a lock).
     Object,
     /// Some other value (a lambda, a dict-like container).

@@ -95,6 +95,12 @@ impl Prover<'_> {
                 Meaning::Value(Kind::Other)
             }
             Expr::Call(call) => self.call(call)?,
+            // An f-string v2 folds ([`super::strings`]): only known strings are formatted.
+            Expr::FString(_) if self.str_value(expr).is_some() => Meaning::Value(Kind::Str),
+            Expr::ListComp(c) => {
+                self.comprehension(&c.elt, &c.generators, expr)?;
+                Meaning::Value(Kind::List)
+            }
             Expr::Lambda(lambda) => {
                 if let Some(params) = &lambda.parameters {
                     for default in params
@@ -215,7 +221,11 @@ impl Prover<'_> {
             (Operator::Add, Bytes, Bytes) => Bytes,
             (Operator::Add, Tuple, Tuple) => Tuple,
             (Operator::Add, List, List) => List,
-            (Operator::BitOr, Set, Set) => Set,
+            (
+                Operator::BitOr | Operator::BitAnd | Operator::BitXor | Operator::Sub,
+                Set | FrozenSet,
+                Set | FrozenSet,
+            ) => left,
             _ => return fail(),
         };
         Ok(Meaning::Value(kind))

@@ -374,6 +374,7 @@ pub fn constant(qualified: &str) -> Option<Kind> {
             Kind::Str
         }
         "sys.maxsize" | "sys.hexversion" => Kind::Int,
+        q if super::strings::stdlib_string(q).is_some() => Kind::Str,
         "re.I" | "re.IGNORECASE" | "re.M" | "re.MULTILINE" | "re.S" | "re.DOTALL" | "re.X"
         | "re.VERBOSE" | "re.A" | "re.ASCII" | "re.U" | "re.UNICODE" => Kind::Int,
         // A function object: hashable, and calling it is not proved (not on the allowlist).

@@ -16,7 +16,8 @@
 //!   constructors (with [`regex`] for `re.compile`); [`decorators`]; [`known`] the stdlib
 //!   names v2 knows; [`pure`] calls of the module's own pure functions and of its classes
 //!   that run no code of their own when instantiated; [`strings`] the strings whose value
-//!   v2 folds (patterns built from module constants).
+//!   v2 folds (patterns built from module constants, f-strings of them); [`comprehension`]
+//!   comprehensions over ranges and literal displays.
 //!
 //! v2 also adds obligations v1 never checked: a name a statement evaluates must be bound by
 //! then (an annotation naming a class defined later raises `NameError` at import). A
@@ -30,6 +31,7 @@
 
 pub mod calls;
 pub mod class;
+pub mod comprehension;
 pub mod decorators;
 pub mod env;
 pub mod expr;

@@ -11,7 +11,8 @@
 //!   instantiation runs no code of the module ([`super::env::ClassInfo::constructible`]):
 //!   `object.__new__` and `object.__init__` only. The instance may define `__eq__` without
 //!   `__hash__`, so it counts as a value of unknown hashability.
-//! * **`chr(i)`** with an int literal in `range(0x110000)` (`ValueError` otherwise).
+//! * **`chr(i)`** with an int literal in `range(0x110000)` (`ValueError` otherwise), or a
+//!   comprehension's loop variable over such a range ([`super::comprehension`]).
 
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
@@ -35,7 +36,10 @@ pub struct Local {
     depth: Rc<Cell<u8>>,
     /// Proving a class body: its names shadow the module's for the prover but not for a
     /// function, which reads the module's globals; pure calls are not proved there.
-    in_class: bool,
+    pub in_class: bool,
+    /// Loop variables of the comprehension being proved that are code points
+    /// ([`super::comprehension`]): `chr(x)` of them cannot fail.
+    code_points: Vec<String>,
 }
 
 impl Local {
@@ -45,6 +49,13 @@ impl Local {
             in_class: true,
             ..self.clone()
         }
+    }
+
+    /// The same, with `name` a code point.
+    pub fn with_code_point(&self, name: &str) -> Local {
+        let mut local = self.clone();
+        local.code_points.push(name.to_string());
+        local
     }
 }
 
@@ -124,8 +135,17 @@ impl Prover<'_> {
         }
     }
 
-    /// `chr(<int literal>)` with the literal a code point.
+    /// `chr(<int literal>)` with the literal a code point, or of a comprehension's loop
+    /// variable known to be one.
     pub fn chr(&self, call: &ast::ExprCall) -> Proof<Meaning> {
+        if let ([Expr::Name(n)], true) = (
+            call.arguments.args.as_ref(),
+            call.arguments.keywords.is_empty(),
+        ) && self.local.code_points.iter().any(|c| c == n.id.as_str())
+            && self.env.lookup(n.id.as_str()) == Some(Meaning::Value(Kind::Int))
+        {
+            return Ok(Meaning::Value(Kind::Str));
+        }
         let code_point = match (
             call.arguments.args.as_ref(),
             call.arguments.keywords.is_empty(),

@@ -7,7 +7,9 @@
 //! `"2014 %s" % __author__` harmless (a `%` whose operands v2 does not know may raise
 //! `TypeError`/`ValueError`).
 
-use ruff_python_ast::{Expr, ExprBinOp, Operator};
+use ruff_python_ast::{
+    ConversionFlag, Expr, ExprBinOp, FStringPart, InterpolatedStringElement, Operator,
+};
 
 use super::Prover;
 use super::env::Meaning;
@@ -19,6 +21,42 @@ impl Prover<'_> {
             Expr::StringLiteral(s) => Some(s.value.to_str().to_string()),
             Expr::Name(n) => self.env.string(n.id.as_str()).map(str::to_string),
             Expr::BinOp(b) => self.str_binop(b),
+            // `string.digits`: the module the name is bound to, not the text written.
+            Expr::Attribute(a) => match self.value(&a.value) {
+                Ok(Meaning::Module(module)) => {
+                    stdlib_string(&format!("{module}.{}", a.attr.as_str())).map(str::to_string)
+                }
+                _ => None,
+            },
+            Expr::FString(f) => {
+                let mut out = String::new();
+                for part in f.value.iter() {
+                    match part {
+                        FStringPart::Literal(s) => out.push_str(&s.value),
+                        FStringPart::FString(f) => {
+                            for element in f.elements.iter() {
+                                match element {
+                                    InterpolatedStringElement::Literal(l) => out.push_str(&l.value),
+                                    // `{name}` of a known string (no conversion but `!s`, no
+                                    // format spec, no `=`): formatting a str gives itself.
+                                    InterpolatedStringElement::Interpolation(i)
+                                        if i.debug_text.is_none()
+                                            && i.format_spec.is_none()
+                                            && matches!(
+                                                i.conversion,
+                                                ConversionFlag::None | ConversionFlag::Str
+                                            ) =>
+                                    {
+                                        out.push_str(&self.str_value(&i.expression)?);
+                                    }
+                                    InterpolatedStringElement::Interpolation(_) => return None,
+                                }
+                            }
+                        }
+                    }
+                }
+                Some(out)
+            }
             _ => None,
         }
     }
@@ -50,6 +88,20 @@ impl Prover<'_> {
             _ => None,
         }
     }
+}
+
+/// The string constants of the `string` module, by qualified name.
+pub fn stdlib_string(qualified: &str) -> Option<&'static str> {
+    Some(match qualified {
+        "string.ascii_lowercase" => "abcdefghijklmnopqrstuvwxyz",
+        "string.ascii_uppercase" => "ABCDEFGHIJKLMNOPQRSTUVWXYZ",
+        "string.ascii_letters" => "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ",
+        "string.digits" => "0123456789",
+        "string.hexdigits" => "0123456789abcdefABCDEF",
+        "string.octdigits" => "01234567",
+        "string.punctuation" => r##"!"#$%&'()*+,-./:;<=>?@[\]^_`{|}~"##,
+        _ => return None,
+    })
 }
 
 /// `format % args` when the format holds only `%s` (one per argument) and `%%`.

@@ -1,0 +1,99 @@
+//! Comprehensions at import (`frozenset(chr(i) for i in range(32))`, `[x for x in "ab"]`):
+//! one `for`, no condition, not `async`, over an iterable v2 knows the items of, with the
+//! element expression proved for any item. The loop variable lives in the comprehension's own
+//! scope; every other name is the module's (a comprehension in a class body cannot see the
+//! class's names, so none is proved there).
+//!
+//! | iterable | the loop variable is |
+//! | --- | --- |
+//! | `range(stop)`, `range(start, stop)` with int literals `0 <= start`, `stop <= 0x110000` | an int, and a code point (`chr(x)` cannot fail) |
+//! | a string literal | a one-character string |
+//! | a tuple or list display of int (or of str) literals | an int (a str) |
+
+use ruff_python_ast::{Comprehension, Expr, Number};
+use ruff_text_size::Ranged;
+
+use super::env::{Kind, Meaning};
+use super::{Prover, Unproved, Why};
+
+type Proof<T> = Result<T, Unproved>;
+
+/// The end (exclusive) of the code points.
+const CODE_POINTS: u64 = 0x11_0000;
+
+impl Prover<'_> {
+    /// Prove `elt` for every item of the one generator; the element's meaning.
+    pub fn comprehension(
+        &self,
+        elt: &Expr,
+        generators: &[Comprehension],
+        whole: &Expr,
+    ) -> Proof<Meaning> {
+        let fail = || Err(Unproved::at(whole.range(), Why::Expression));
+        let [generator] = generators else {
+            return fail();
+        };
+        if self.local.in_class || generator.is_async || !generator.ifs.is_empty() {
+            return fail();
+        }
+        let Expr::Name(target) = &generator.target else {
+            return fail();
+        };
+        let (kind, code_point) = match &generator.iter {
+            Expr::Call(call)
+                if call.arguments.keywords.is_empty()
+                    && self.value(&call.func)
+                        == Ok(Meaning::Qualified("builtins.range".into())) =>
+            {
+                let bounds: Option<Vec<u64>> =
+                    call.arguments.args.iter().map(int_literal).collect();
+                match bounds.as_deref() {
+                    Some([stop]) | Some([_, stop]) => (Kind::Int, *stop <= CODE_POINTS),
+                    _ => return fail(),
+                }
+            }
+            Expr::StringLiteral(_) => (Kind::Str, false),
+            Expr::Tuple(ruff_python_ast::ExprTuple { elts, .. })
+            | Expr::List(ruff_python_ast::ExprList { elts, .. }) => {
+                if elts.iter().all(|e| int_literal(e).is_some()) {
+                    (Kind::Int, false)
+                } else if elts.iter().all(|e| matches!(e, Expr::StringLiteral(_))) {
+                    (Kind::Str, false)
+                } else {
+                    return fail();
+                }
+            }
+            _ => return fail(),
+        };
+        let mut scope = self.scope();
+        scope.env.bind(target.id.as_str(), Meaning::Value(kind));
+        if code_point {
+            scope.local = scope.local.with_code_point(target.id.as_str());
+        }
+        scope.value(elt)
+    }
+
+    /// A prover for a nested scope that reads the module's names.
+    fn scope(&self) -> Prover<'_> {
+        Prover {
+            env: self.env.clone(),
+            future_annotations: self.future_annotations,
+            imported_modules: self.imported_modules.clone(),
+            excused_imports: Default::default(),
+            module: self.module,
+            package: self.package,
+            local: self.local.clone(),
+        }
+    }
+}
+
+/// A non-negative int literal.
+fn int_literal(expr: &Expr) -> Option<u64> {
+    match expr {
+        Expr::NumberLiteral(n) => match &n.value {
+            Number::Int(i) => i.as_u64(),
+            _ => None,
+        },
+        _ => None,
+    }
+}
