@@ -26,6 +26,7 @@ use ruff_python_ast::{Expr, ExprCall};
 use ruff_text_size::Ranged;
 
 use super::env::{Kind, Meaning};
+use super::names::{is_identifier, namedtuple_fields};
 use super::{Prover, Unproved, Why, regex};
 
 /// Calls v2 knows how to check (outside class bodies).
@@ -334,57 +335,6 @@ impl Prover<'_> {
 
 type Proof<T> = Result<T, Unproved>;
 
-/// A Python identifier that is not a keyword (ASCII only: anything else is not proved).
-pub fn is_identifier(name: &str) -> bool {
-    let mut chars = name.chars();
-    chars
-        .next()
-        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
-        && !is_keyword(name)
-}
-
-fn is_keyword(name: &str) -> bool {
-    matches!(
-        name,
-        "False"
-            | "None"
-            | "True"
-            | "and"
-            | "as"
-            | "assert"
-            | "async"
-            | "await"
-            | "break"
-            | "class"
-            | "continue"
-            | "def"
-            | "del"
-            | "elif"
-            | "else"
-            | "except"
-            | "finally"
-            | "for"
-            | "from"
-            | "global"
-            | "if"
-            | "import"
-            | "in"
-            | "is"
-            | "lambda"
-            | "nonlocal"
-            | "not"
-            | "or"
-            | "pass"
-            | "raise"
-            | "return"
-            | "try"
-            | "while"
-            | "with"
-            | "yield"
-    )
-}
-
 /// A `struct` format `calcsize` accepts in native mode: an optional `@`, then format
 /// characters each with an optional decimal count (`struct.error` otherwise).
 fn is_native_struct_format(format: &str) -> bool {
@@ -399,38 +349,4 @@ fn is_native_struct_format(format: &str) -> bool {
         }
     }
     !count && !body.is_empty()
-}
-
-/// `namedtuple` field names: a string (split on commas and whitespace) or a list/tuple of
-/// strings; identifiers, no `_` prefix, distinct.
-fn namedtuple_fields(fields: &Expr) -> bool {
-    let names: Vec<String> = match fields {
-        Expr::StringLiteral(s) => s
-            .value
-            .to_str()
-            .replace(',', " ")
-            .split_whitespace()
-            .map(str::to_string)
-            .collect(),
-        Expr::List(l) => match l.elts.iter().map(literal_str).collect::<Option<Vec<_>>>() {
-            Some(names) => names,
-            None => return false,
-        },
-        Expr::Tuple(t) => match t.elts.iter().map(literal_str).collect::<Option<Vec<_>>>() {
-            Some(names) => names,
-            None => return false,
-        },
-        _ => return false,
-    };
-    let mut seen = std::collections::HashSet::new();
-    names
-        .iter()
-        .all(|n| is_identifier(n) && !n.starts_with('_') && seen.insert(n.as_str()))
-}
-
-fn literal_str(expr: &Expr) -> Option<String> {
-    match expr {
-        Expr::StringLiteral(s) => Some(s.value.to_str().to_string()),
-        _ => None,
-    }
 }

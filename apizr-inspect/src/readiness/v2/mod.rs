@@ -36,6 +36,7 @@ pub mod decorators;
 pub mod env;
 pub mod expr;
 pub mod known;
+pub mod names;
 pub mod package;
 pub mod pure;
 pub mod regex;

@@ -329,7 +329,7 @@ impl Reader {
                     }
                     name.push(c);
                 }
-                if !super::calls::is_identifier(&name) || self.names.iter().any(|(n, _)| *n == name)
+                if !super::names::is_identifier(&name) || self.names.iter().any(|(n, _)| *n == name)
                 {
                     return None;
                 }
