@@ -23,7 +23,7 @@ use super::http::{Body, encode_query};
 use super::image::{
     PROVIDER, Platform, RuntimeImage, SUBPROCESS_DENY_LABEL, WORKER_DIGEST_LABEL, WORKER_LABEL,
 };
-use super::layer::{commit, create_helper, put_archive};
+use super::layer::{commit, create_helper, put_archive, run_step};
 use crate::worker::WORKER_SOURCE;
 
 /// Where the worker lives inside built images.
@@ -246,28 +246,12 @@ fn smoke_test(engine: &Engine, image: &str) -> Result<(), BuildError> {
         engine.call("POST", &path, Body::Json(&body), deadline)?,
         "create",
     )?;
-    json_ok(
-        engine.call(
-            "POST",
-            &format!("/containers/{name}/start"),
-            Body::None,
-            deadline,
-        )?,
-        "start",
-    )?;
-    let waited = json_ok(
-        engine.call(
-            "POST",
-            &format!("/containers/{name}/wait?condition=not-running"),
-            Body::None,
-            deadline,
-        )?,
-        "wait",
-    )?;
+    let ran = run_step(engine, &name, "the smoke test", deadline);
     let _ = guard.remove();
-    match waited.get("StatusCode").and_then(Json::as_i64) {
-        Some(0) => Ok(()),
-        other => Err(BuildError::Smoke(other.unwrap_or(-1))),
+    match ran {
+        Ok(()) => Ok(()),
+        Err(BuildError::Step { code, .. }) => Err(BuildError::Smoke(code)),
+        Err(e) => Err(e),
     }
 }
 

@@ -94,19 +94,7 @@ pub fn add_layer(
     config: &Json,
     tag: Option<&str>,
 ) -> Result<String, BuildError> {
-    let doc = engine
-        .image_inspect(base)?
-        .ok_or_else(|| BuildError::BaseAbsent(base.to_string()))?;
-    let base_id = doc
-        .get("Id")
-        .and_then(Json::as_str)
-        .ok_or_else(|| EngineError::Shape("GET /images/{name}/json".into()))?;
-    let config = &with_base_env(&doc, config);
-    let mut helper = create_helper(engine, base_id, config)?;
-    put_archive(engine, helper.name(), archive)?;
-    let id = commit(engine, helper.name(), config, tag)?;
-    let _ = helper.remove();
-    Ok(id)
+    layer(engine, base, archive, config, None, tag)
 }
 
 /// Start the stopped helper `container` (its command is a build step, e.g. a package's
@@ -196,6 +184,17 @@ pub fn add_layer_with_step(
     step: &Step<'_>,
     tag: Option<&str>,
 ) -> Result<String, BuildError> {
+    layer(engine, base, archive, config, Some(step), tag)
+}
+
+fn layer(
+    engine: &Engine,
+    base: &str,
+    archive: &[u8],
+    config: &Json,
+    step: Option<&Step<'_>>,
+    tag: Option<&str>,
+) -> Result<String, BuildError> {
     let doc = engine
         .image_inspect(base)?
         .ok_or_else(|| BuildError::BaseAbsent(base.to_string()))?;
@@ -205,19 +204,23 @@ pub fn add_layer_with_step(
         .ok_or_else(|| EngineError::Shape("GET /images/{name}/json".into()))?;
     let config = &with_base_env(&doc, config);
     let mut create = config.clone();
-    create["User"] = Json::from(step.user);
-    create["Entrypoint"] = Json::from(step.argv.clone());
-    create["Cmd"] = Json::Null;
-    create["NetworkDisabled"] = Json::Bool(true);
-    create["HostConfig"] = serde_json::json!({"NetworkMode": "none"});
+    if let Some(step) = step {
+        create["User"] = Json::from(step.user);
+        create["Entrypoint"] = Json::from(step.argv.clone());
+        create["Cmd"] = Json::Null;
+        create["NetworkDisabled"] = Json::Bool(true);
+        create["HostConfig"] = serde_json::json!({"NetworkMode": "none"});
+    }
     let mut helper = create_helper(engine, base_id, &create)?;
     put_archive(engine, helper.name(), archive)?;
-    run_step(
-        engine,
-        helper.name(),
-        step.what,
-        Instant::now() + step.timeout,
-    )?;
+    if let Some(step) = step {
+        run_step(
+            engine,
+            helper.name(),
+            step.what,
+            Instant::now() + step.timeout,
+        )?;
+    }
     let id = commit(engine, helper.name(), config, tag)?;
     let _ = helper.remove();
     Ok(id)
