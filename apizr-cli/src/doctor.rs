@@ -15,6 +15,8 @@ use apizr_runtime::HostCapabilities;
 use apizr_runtime::RuntimeConfig;
 use apizr_runtime::enforcement::{plan, refusal_reason};
 use apizr_runtime::host::Freshness;
+use apizr_runtime::local::prestart;
+use apizr_runtime::local::workdir::{self, DirOwner};
 use apizr_runtime::oci::pool::census::{PoolOwner, census};
 use apizr_runtime::oci::{Engine, PoolConfig};
 use clap::Args;
@@ -100,6 +102,30 @@ struct Doctor {
     host: HostCapabilities,
     controls: Vec<Row>,
     docker: Docker,
+    v1_pool: V1Pool,
+}
+
+/// What `apizr doctor` can see of v1 servers' pre-started workers from outside: the working
+/// directories in the temp dir by owner (each server's own counters are on its `/metrics`).
+#[derive(Debug, Serialize)]
+struct V1Pool {
+    /// Workers a v1 server pre-starts per capability unless `--v1-prestart` or
+    /// `APIZR_V1_PRESTART` says otherwise (0: off).
+    default_size: usize,
+    /// How long a pre-started worker may wait before it is replaced, in seconds.
+    max_idle_secs: u64,
+    /// Working directories (pre-started workers and calls in flight) by owner.
+    owners: Vec<DirOwner>,
+}
+
+impl V1Pool {
+    fn here() -> V1Pool {
+        V1Pool {
+            default_size: prestart::DEFAULT_SIZE,
+            max_idle_secs: prestart::MAX_IDLE.as_secs(),
+            owners: workdir::census(&std::env::temp_dir()),
+        }
+    }
 }
 
 /// The policy documents that request one control each (the row's `requested`).
@@ -132,6 +158,7 @@ pub fn run(args: &DoctorArgs) -> ExitCode {
         python_version: host.python.as_ref().and_then(python_version),
         controls: rows(&host),
         docker: docker(),
+        v1_pool: V1Pool::here(),
         host,
     };
     match args.format {
@@ -251,6 +278,33 @@ fn pool_text(pool: &OciPool) -> String {
     text
 }
 
+/// `default N per capability, idle ≤ Ns; pid P (alive): D directories; …`
+fn v1_pool_text(pool: &V1Pool) -> String {
+    let mut text = format!(
+        "default {} per capability of a v1 server ({}), replaced after {} s idle",
+        pool.default_size,
+        prestart::SIZE_ENV,
+        pool.max_idle_secs
+    );
+    if pool.owners.is_empty() {
+        text.push_str("; no worker directories");
+    }
+    for owner in &pool.owners {
+        text.push_str(&format!(
+            "; pid {} ({}): {} worker director{}",
+            owner.pid,
+            if owner.alive {
+                "alive"
+            } else {
+                "dead: next sweep"
+            },
+            owner.directories,
+            if owner.directories == 1 { "y" } else { "ies" }
+        ));
+    }
+    text
+}
+
 fn yes_no(b: bool) -> &'static str {
     if b { "yes" } else { "no" }
 }
@@ -320,6 +374,7 @@ fn text(d: &Doctor, style: Style) -> String {
     };
     facts.push(("docker", docker));
     facts.push(("oci pool", pool_text(&d.docker.oci_pool)));
+    facts.push(("v1 pool", v1_pool_text(&d.v1_pool)));
     for (name, value) in facts {
         out.push_str(&format!("  {name:<22} {value}\n"));
     }

@@ -56,6 +56,10 @@ fn execute(dir: &Path, policy: &str, control: &str) -> (String, Json) {
 fn the_matrix_has_every_control_with_a_mechanism_or_a_reason() {
     let d = doctor_json();
     assert_eq!(d["schema_version"], "apizr.doctor/v1");
+    // v1 servers' pre-started workers: the defaults, and who holds worker directories.
+    assert_eq!(d["v1_pool"]["default_size"], 2);
+    assert!(d["v1_pool"]["max_idle_secs"].as_u64().unwrap() >= 30);
+    assert!(d["v1_pool"]["owners"].is_array());
     let host = &d["host"];
     let python = host["python"].as_str().unwrap();
     assert!(Path::new(python).is_absolute(), "{python}");

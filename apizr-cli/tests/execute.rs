@@ -224,6 +224,9 @@ fn report_does_not_change_stdout_and_carries_the_digest_chain() {
         report["runtime"]
     );
     assert!(report["runtime"]["worker_ms"].is_u64());
+    // `apizr execute` starts its worker for the call (no pool: no reason to give).
+    assert_eq!(report["runtime"]["process"], "cold");
+    assert!(report["runtime"].get("cold_reason").is_none());
     assert!(!report.to_string().contains("\"nanos\""));
     // Without FILE the report goes to stderr.
     let (_, to_stderr) = run_case(&case, &["--report"]);

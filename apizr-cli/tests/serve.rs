@@ -92,6 +92,13 @@ fn governed_mode_runs_each_call_under_the_policy() {
     // A fresh worker per call: state never persists.
     assert_eq!(server.post("bump", "{}"), (200, "1".into()));
     assert_eq!(server.post("bump", "{}"), (200, "1".into()));
+    // The server keeps pre-started single-use workers (default 2 for the module's policy):
+    // a call served by one still sees no earlier call's state.
+    server.wait_metric("apizr_v1_pool_ready", |n| n == 2);
+    let hits = server.metric("apizr_v1_pool_hits_total").unwrap();
+    assert_eq!(server.post("bump", "{}"), (200, "1".into()));
+    assert_eq!(server.metric("apizr_v1_pool_hits_total"), Some(hits + 1));
+    assert_eq!(server.metric("apizr_v1_pool_anomalies_total"), Some(0));
 }
 
 /// A Python exception in a governed call reaches the server's stderr with its traceback (as a

@@ -5,8 +5,12 @@
 //!   workdir and cgroup, spawn the launcher, supervise, report.
 //! * [`executor`] — [`LocalExecutor`](executor::LocalExecutor): the runtime plus the v1 policy,
 //!   behind the call API's [`Executor`](crate::call::Executor) seam.
+//! * [`process`] — starting one sandboxed worker (identity, directory, cgroups, launcher):
+//!   the one implementation both a cold call and the pre-start pool use.
+//! * [`prestart`] — servers' pool of pre-started single-use workers (each serves one call).
 //! * [`supervisor`], [`spawn`], [`workdir`] — the supervisor loop (one frame each way,
 //!   deadline, group kill), the process-spawning seam, the fresh working directory.
+//! * [`report`] — the call report (controls, status source, timings, process source).
 //! * [`host`], [`enforcement`] — host probing (cached) and the per-control enforcement plan:
 //!   each requested control gets a named mechanism or the call is refused before launch.
 //! * [`launcher`], [`seccomp`], [`cgroup`] — the Linux mechanisms: namespaces, Landlock and
@@ -20,6 +24,9 @@ pub mod identity;
 pub(crate) mod launch;
 pub mod launcher;
 pub mod owner;
+pub mod prestart;
+pub(crate) mod process;
+pub mod report;
 pub mod runtime;
 pub mod seccomp;
 pub mod spawn;

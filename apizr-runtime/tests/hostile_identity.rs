@@ -31,7 +31,7 @@ fn attack(root: &std::path::Path, policy_text: &str, target: &str) -> apizr_runt
         &[("target", Value::Str(target.into()))],
     );
     c.policy = policy(policy_text);
-    rt.execute(&c)
+    exec(&rt, &c)
 }
 
 /// The same payload run directly by this (root) test process: what the sandbox must stop
@@ -211,7 +211,7 @@ fn host_processes_and_their_secrets_are_invisible() {
             &[("victim", Value::Int(pid))],
         );
         c.policy = policy(policy_text);
-        let out = rt.execute(&c);
+        let out = exec(&rt, &c);
         if !enforced(&out, "proc") {
             continue;
         }

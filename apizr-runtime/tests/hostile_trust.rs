@@ -50,7 +50,7 @@ fn a_forged_status_and_audit_record_are_not_trusted() {
             )],
         );
         c.policy = policy(policy_text);
-        let out = rt.execute(&c);
+        let out = exec(&rt, &c);
         assert_eq!(
             status(&out),
             "worker_failed",

@@ -1,29 +1,30 @@
 //! The `local` backend: one fresh worker process per call, under the policy's controls.
 //!
 //! Order (which status wins): input size → enforcement plan (refusals) → request encoding →
-//! fresh directory and cgroup → spawn through the launcher → supervise → cleanup → audit.
+//! a worker process (pre-started by the pool, or started now: fresh identity, directory,
+//! cgroups, launcher) → hand over the request → supervise → cleanup → audit.
 
-use std::ffi::OsString;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
-use serde::Serialize;
-
 use crate::audit::{AUDIT_SCHEMA, AuditRecord, AuditSink};
 use crate::envelope::Envelope;
-use crate::local::cgroup::{self, CallCgroups, Limits};
-use crate::local::enforcement::{self, ControlReport, EnforcementPlan, IdentityPlan, ViewPlan};
-use crate::local::host::{HostCapabilities, LazyHost};
-use crate::local::identity::{self, IdRange};
-use crate::local::launch::{LaunchInputs, SANDBOX_CWD, spawn_spec};
+use crate::local::cgroup;
+use crate::local::enforcement::{self, EnforcementPlan};
+use crate::local::host::HostCapabilities;
+use crate::local::identity::IdRange;
+use crate::local::prestart::{Pool, PrestartConfig, PrestartStats, ProcessSource};
+use crate::local::process::{Factory, StartError, WorkerProcess};
 use crate::local::spawn::{LocalSpawner, ProcessSpawner};
-use crate::local::supervisor::{describe_exit, supervise};
-use crate::local::workdir::{self, WorkDir};
+use crate::local::supervisor::{describe_exit, supervise_started};
+use crate::local::workdir;
 use crate::local::{launcher, seccomp};
 use crate::protocol::{MAX_REQUEST_BYTES, encode_frame, encode_request};
 use crate::request::CallRequest;
 use crate::status::Status;
+
+pub use crate::local::report::CallReport;
 
 /// Where the launcher comes from.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -69,73 +70,26 @@ pub struct CallOutcome {
     pub report: CallReport,
 }
 
-/// Enforcement and timing of one call. Never contains argument or environment values.
-///
-/// Trust: `status_source` says who decided the envelope's status. `limits_hit`, `exit`,
-/// `protocol_error`, `cleanup` and the timings are what the supervisor itself observed;
-/// `worker_status` is what the worker's frame claimed — written by the same process that ran
-/// the user's code, so it is evidence of nothing the supervisor did not also see.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
-pub struct CallReport {
-    pub controls: Vec<ControlReport>,
-    /// Controls that made the call `policy_refused` before launch.
-    pub refused: Vec<&'static str>,
-    pub limits_hit: Vec<String>,
-    /// `supervisor` or `worker` (empty only for a report that never reached a decision).
-    pub status_source: &'static str,
-    /// The status the worker's frame claimed, even when the supervisor overruled it.
-    pub worker_status: Option<&'static str>,
-    /// `exit N` / `signal N` of the launcher or worker.
-    pub exit: Option<String>,
-    pub protocol_error: Option<String>,
-    /// Clean-up that failed (working directory, cgroups, leftovers of dead supervisors):
-    /// never reported as removed.
-    pub cleanup: Vec<String>,
-    /// Bounded worker stderr (user prints and tracebacks), lossily decoded.
-    pub stderr: String,
-    pub stderr_truncated: bool,
-    /// The whole call; `total_ms` in reports.
-    #[serde(rename = "total_ms", serialize_with = "whole_millis")]
-    pub total: Duration,
-    /// Spawn to response; `worker_ms` in reports.
-    #[serde(rename = "worker_ms", serialize_with = "whole_millis")]
-    pub worker: Duration,
-}
-
-/// Durations in reports are whole milliseconds (like the OCI report's `*_ms`), not serde's
-/// `{"secs", "nanos"}` form of a `Duration`.
-fn whole_millis<S: serde::Serializer>(duration: &Duration, out: S) -> Result<S::Ok, S::Error> {
-    out.serialize_u64(u64::try_from(duration.as_millis()).unwrap_or(u64::MAX))
-}
-
 /// The local-process backend.
 #[derive(Debug)]
 pub struct LocalRuntime {
-    config: RuntimeConfig,
-    spawner: Arc<dyn ProcessSpawner>,
+    factory: Arc<Factory>,
     audit: Option<Arc<dyn AuditSink>>,
-    host: LazyHost,
     seccomp: OnceLock<Option<Vec<Vec<u8>>>>,
-    ids: Result<IdRange, String>,
     /// Failures of the start-up sweep, reported with the first call.
     swept: OnceLock<Mutex<Vec<String>>>,
+    /// Pre-started workers (servers; see [`prestart`](crate::local::prestart)).
+    prestart: OnceLock<Pool>,
 }
 
 impl LocalRuntime {
     pub fn new(config: RuntimeConfig) -> Self {
-        let launcher = match &config.launcher {
-            LauncherLocation::None => None,
-            LauncherLocation::CurrentExe => std::env::current_exe().ok(),
-            LauncherLocation::Binary(path) => Some(path.clone()),
-        };
         LocalRuntime {
-            host: LazyHost::new(config.python.clone(), launcher),
-            spawner: Arc::new(LocalSpawner),
+            factory: Arc::new(Factory::new(config, Arc::new(LocalSpawner))),
             audit: None,
             seccomp: OnceLock::new(),
-            ids: config.ids.map_or_else(IdRange::from_env, Ok),
             swept: OnceLock::new(),
-            config,
+            prestart: OnceLock::new(),
         }
     }
 
@@ -145,7 +99,7 @@ impl LocalRuntime {
     /// the failures.
     pub fn sweep(&self) -> Vec<String> {
         let failures = self.swept.get_or_init(|| {
-            let (_, mut failed) = workdir::sweep(&self.config.temp_root);
+            let (_, mut failed) = workdir::sweep(&self.factory.config.temp_root);
             for controller in ["pids", "memory"] {
                 for h in cgroup::hierarchies(controller) {
                     failed.extend(cgroup::sweep(&h).1);
@@ -156,9 +110,13 @@ impl LocalRuntime {
         failures.lock().map(|f| f.clone()).unwrap_or_default()
     }
 
-    /// Replace the process spawner (the test seam).
+    /// Replace the process spawner (the test seam). Drops a pool started before.
     pub fn with_spawner(mut self, spawner: Arc<dyn ProcessSpawner>) -> Self {
-        self.spawner = spawner;
+        self.prestart = OnceLock::new();
+        match Arc::get_mut(&mut self.factory) {
+            Some(factory) => factory.spawner = spawner,
+            None => self.factory = Arc::new(Factory::new(self.factory.config.clone(), spawner)),
+        }
         self
     }
 
@@ -167,10 +125,32 @@ impl LocalRuntime {
         self
     }
 
+    /// Keep pre-started single-use workers for calls (servers). Sweeps first, so a crashed
+    /// predecessor's leftovers are gone before new workers start. False when `size` is 0, a
+    /// pool already runs, or its thread could not start (calls then stay cold).
+    pub fn start_prestart(&self, config: PrestartConfig) -> bool {
+        if config.size == 0 || self.prestart.get().is_some() {
+            return false;
+        }
+        let _ = self.sweep();
+        match Pool::start(self.factory.clone(), config) {
+            Ok(pool) => self.prestart.set(pool).is_ok(),
+            Err(e) => {
+                eprintln!("apizr: cannot start the pre-start pool: {e}");
+                false
+            }
+        }
+    }
+
+    /// The pre-start pool's counters, when one runs.
+    pub fn prestart_stats(&self) -> Option<PrestartStats> {
+        self.prestart.get().map(Pool::stats)
+    }
+
     /// Every host fact, probed once per runtime on first use. Calls observe only what their
-    /// policy needs (see [`LazyHost`]).
+    /// policy needs (see [`LazyHost`](crate::local::host::LazyHost)).
     pub fn host_capabilities(&self) -> &HostCapabilities {
-        self.host.full()
+        self.factory.host.full()
     }
 
     /// Execute one call. Never panics; every failure is a status.
@@ -179,7 +159,7 @@ impl LocalRuntime {
         let first_sweep = self.swept.get().is_none();
         let sweep_failures = self.sweep();
         let deadline = start + Duration::from_millis(call.policy.limits.wall_time_ms);
-        let host = self.host.for_policy(&call.policy);
+        let host = self.factory.host.for_policy(&call.policy);
         let plan = enforcement::plan(&call.policy, &host);
         let mut report = CallReport {
             controls: plan.controls.clone(),
@@ -241,95 +221,80 @@ impl LocalRuntime {
             Ok(p) if p.len() <= MAX_REQUEST_BYTES => p,
             _ => return Envelope::status(Status::InvalidInput),
         };
-        let Some(python) = host.python.clone() else {
-            report.protocol_error = Some("no Python interpreter".into());
-            return Envelope::status(Status::WorkerFailed);
-        };
-        let fail = |report: &mut CallReport, why: String| {
-            report.protocol_error = Some(why);
-            Envelope::status(Status::WorkerFailed)
-        };
-        // The call's identity is held (a kernel lock) until every process of the call is gone.
-        let call_id = if plan.identity == IdentityPlan::PerCallIds {
-            let range = match &self.ids {
-                Ok(range) => *range,
-                Err(e) => return fail(report, e.clone()),
-            };
-            match identity::allocate(range) {
-                Ok(id) => Some(id),
-                Err(e) => return fail(report, format!("identity: {e}")),
+        let process = match self.obtain(call, host, plan, report) {
+            Ok(process) => process,
+            Err(StartError::Refused { control, why }) => {
+                // Nothing ran: the limit could not be set up, so the call is refused.
+                report.refused.push(control);
+                report.protocol_error = Some(format!("cgroup: {why}"));
+                return Envelope::status(Status::PolicyRefused);
             }
-        } else {
-            None
+            Err(e @ StartError::Spawn(_)) => {
+                report.stderr = e.to_string();
+                return Envelope::status(Status::WorkerFailed);
+            }
+            Err(StartError::Prepare(why)) => {
+                report.protocol_error = Some(why);
+                return Envelope::status(Status::WorkerFailed);
+            }
         };
-        let uid = call_id.as_ref().map(|id| id.uid);
-        if let Some(uid) = uid {
+        let deadline = if report.process == Some(ProcessSource::Prestarted) {
+            // A pre-started worker's deadline counts from the hand-over of the request (a
+            // pool configured to wait may have held the call for a worker).
+            Instant::now() + Duration::from_millis(call.policy.limits.wall_time_ms)
+        } else {
+            deadline
+        };
+        self.finish(call, process, &payload, deadline, plan, report)
+    }
+
+    /// A pre-started worker when the pool has one, else a cold start (the report says which,
+    /// and why cold).
+    fn obtain(
+        &self,
+        call: &CallRequest,
+        host: &HostCapabilities,
+        plan: &EnforcementPlan,
+        report: &mut CallReport,
+    ) -> Result<WorkerProcess, StartError> {
+        if let Some(pool) = self.prestart.get() {
+            match pool.take(call, plan, host) {
+                Ok(process) => {
+                    report.process = Some(ProcessSource::Prestarted);
+                    return Ok(process);
+                }
+                Err(reason) => report.cold_reason = Some(reason),
+            }
+        }
+        let process = self.factory.start(&call.policy, plan, host)?;
+        report.process = Some(ProcessSource::Cold);
+        Ok(process)
+    }
+
+    /// Hand the worker its request, supervise it, clean up what the call owned, and decide
+    /// the status.
+    fn finish(
+        &self,
+        call: &CallRequest,
+        process: WorkerProcess,
+        payload: &[u8],
+        deadline: Instant,
+        plan: &EnforcementPlan,
+        report: &mut CallReport,
+    ) -> Envelope {
+        if let Some(uid) = process.uid() {
             annotate(report, "identity", &format!("uid {uid} gid {uid}"));
         }
-        let workdir = match WorkDir::create(&self.config.temp_root) {
-            Ok(w) => w,
-            Err(e) => return fail(report, format!("working directory: {e}")),
-        };
-        if let (Some(uid), Some(ViewPlan::Host)) = (uid, plan.view)
-            && let Err(e) = workdir.chown(uid, uid)
-        {
-            return fail(report, format!("working directory: chown: {e}"));
-        }
-        let cgroups = if plan.pids.is_some() || plan.memory.is_some() {
-            let limits = Limits {
-                pids: plan.pids.map(|p| p.saturating_add(1)),
-                memory: plan.memory,
-            };
-            let (pids, memory) = (host.pids_hierarchy(), host.memory_hierarchy());
-            match CallCgroups::create(pids.as_ref(), memory.as_ref(), limits) {
-                Ok(g) => Some(g),
-                Err(e) => {
-                    // Nothing ran: the limit could not be set up, so the call is refused.
-                    report.refused.push(if plan.memory.is_some() {
-                        "memory"
-                    } else {
-                        "pids"
-                    });
-                    report.protocol_error = Some(format!("cgroup: {e}"));
-                    return Envelope::status(Status::PolicyRefused);
-                }
-            }
-        } else {
-            None
-        };
-        let env = self.environment(call, plan);
-        let compiled = self.host.compiled_worker();
-        let spec = spawn_spec(
-            plan,
-            LaunchInputs {
-                python: python.clone(),
-                host,
-                workdir: &workdir,
-                uid,
-                cgroup_procs: cgroups
-                    .as_ref()
-                    .map(CallCgroups::procs_files)
-                    .unwrap_or_default(),
-                read_roots: &call.policy.filesystem.read_roots,
-                env,
-                compiled: compiled.is_some(),
-                args: None,
-                read_write: &[],
-                cwd: None,
-            },
-        );
-        let Ok(spec) = spec else {
-            return Envelope::status(Status::WorkerFailed);
-        };
-        let mut frames = Vec::new();
-        if let Some(code) = &compiled {
-            frames.extend_from_slice(&encode_frame(code));
-        }
-        frames.extend_from_slice(&encode_frame(&payload));
-        let outcome = supervise(
-            self.spawner.as_ref(),
-            &spec,
-            frames,
+        let WorkerProcess {
+            started,
+            workdir,
+            cgroups,
+            call_id,
+            through_launcher,
+        } = process;
+        let outcome = supervise_started(
+            started,
+            encode_frame(payload),
             deadline,
             call.policy.limits.max_output_bytes,
         );
@@ -339,13 +304,17 @@ impl LocalRuntime {
         report.stderr = String::from_utf8_lossy(&outcome.stderr).into_owned();
         report.stderr_truncated = outcome.stderr_truncated;
         let exit_code = outcome.exit.and_then(|s| s.code());
-        if spec.program != python
+        if through_launcher
             && exit_code == Some(launcher::SETUP_FAILED)
             && report.stderr.starts_with("apizr-launch:")
         {
             // The launcher could not apply a control the (possibly cached) probe promised:
-            // Python never ran. Observe the host again next time.
-            self.host.invalidate_launcher_probe();
+            // Python never ran. Observe the host again next time, and serve no worker
+            // started on the old facts.
+            self.factory.host.invalidate_launcher_probe();
+            if let Some(pool) = self.prestart.get() {
+                pool.invalidate();
+            }
         }
         if let Some(groups) = cgroups {
             if groups.pids_hit() {
@@ -379,23 +348,6 @@ impl LocalRuntime {
             }
         }
         envelope
-    }
-
-    fn environment(&self, call: &CallRequest, plan: &EnforcementPlan) -> Vec<(OsString, OsString)> {
-        let policy = &call.policy.environment;
-        let mut env: Vec<(OsString, OsString)> = std::env::vars_os()
-            .filter(|(name, _)| {
-                policy.inherit
-                    || name
-                        .to_str()
-                        .is_some_and(|n| policy.allow.iter().any(|a| a == n))
-            })
-            .collect();
-        if plan.view == Some(ViewPlan::Sandbox) {
-            env.retain(|(k, _)| k != "TMPDIR");
-            env.push(("TMPDIR".into(), SANDBOX_CWD.into()));
-        }
-        env
     }
 
     fn write_audit(&self, call: &CallRequest, envelope: &Envelope, report: &CallReport) {

@@ -8,7 +8,7 @@
 
 use std::io::{Read, Write};
 use std::os::unix::process::ExitStatusExt;
-use std::process::{ChildStderr, ChildStdout, ExitStatus};
+use std::process::{Child, ChildStderr, ChildStdin, ChildStdout, ExitStatus};
 use std::sync::mpsc::{self, RecvTimeoutError, Sender};
 use std::thread;
 use std::time::{Duration, Instant};
@@ -48,7 +48,104 @@ enum Event {
     Exited(Option<ExitStatus>),
 }
 
-/// Run one worker process to completion under `deadline`.
+/// A spawned worker that has not been handed its request yet (cold: for a moment; a
+/// pre-started worker: until a call takes it). Its stdout and stderr are read only once the
+/// request is written, so nothing it does before can be mistaken for an answer.
+#[derive(Debug)]
+pub struct Started {
+    child: Child,
+    stdin: Stdin,
+    /// When the process was spawned.
+    pub spawned: Instant,
+}
+
+#[derive(Debug)]
+enum Stdin {
+    Ready(Option<ChildStdin>),
+    /// A thread is writing the boot frame (the compiled worker); it hands the pipe back.
+    Booting(thread::JoinHandle<Option<ChildStdin>>),
+}
+
+/// Spawn `spec` and, when given, start writing `boot` (the compiled worker frame) to its
+/// stdin on a thread, so the interpreter loads the worker while nobody waits for it.
+pub fn start(
+    spawner: &dyn ProcessSpawner,
+    spec: &SpawnSpec,
+    boot: Option<Vec<u8>>,
+) -> std::io::Result<Started> {
+    let mut child = spawner.spawn(spec)?;
+    let spawned = Instant::now();
+    let stdin = child.stdin.take();
+    let stdin = match (boot, stdin) {
+        (Some(frame), Some(mut pipe)) => Stdin::Booting(thread::spawn(move || {
+            write_chunks(&mut pipe, &frame).then_some(pipe)
+        })),
+        (_, pipe) => Stdin::Ready(pipe),
+    };
+    Ok(Started {
+        child,
+        stdin,
+        spawned,
+    })
+}
+
+impl Started {
+    /// Whether the boot frame has been written (the interpreter read the whole worker) within
+    /// `timeout`; false also when the write failed (the process is gone).
+    pub fn wait_booted(&mut self, timeout: Duration) -> bool {
+        let until = Instant::now() + timeout;
+        loop {
+            match &self.stdin {
+                Stdin::Ready(pipe) => return pipe.is_some(),
+                Stdin::Booting(handle) if handle.is_finished() => {
+                    let Stdin::Booting(handle) =
+                        std::mem::replace(&mut self.stdin, Stdin::Ready(None))
+                    else {
+                        return false;
+                    };
+                    self.stdin = Stdin::Ready(handle.join().ok().flatten());
+                }
+                Stdin::Booting(_) if Instant::now() >= until => return false,
+                Stdin::Booting(_) => thread::sleep(Duration::from_millis(2)),
+            }
+        }
+    }
+
+    /// Whether the process has already exited (a pre-started worker must not have).
+    pub fn exited(&mut self) -> bool {
+        !matches!(self.child.try_wait(), Ok(None))
+    }
+
+    /// End a worker discarded unused. Closing its stdin ends it (no request: the worker
+    /// exits, the launcher reaps it and exits), so no process of it outlives this call; one
+    /// that does not end within `grace` gets its process group killed.
+    pub fn end(mut self, grace: Duration) {
+        let pgid = i32::try_from(self.child.id()).map(Pid::from_raw).ok();
+        match std::mem::replace(&mut self.stdin, Stdin::Ready(None)) {
+            Stdin::Ready(pipe) => drop(pipe),
+            Stdin::Booting(handle) => {
+                if !handle.is_finished() {
+                    // Still reading the worker: nothing to end gently.
+                    kill_group(pgid);
+                }
+                drop(handle.join());
+            }
+        }
+        let until = Instant::now() + grace;
+        while matches!(self.child.try_wait(), Ok(None)) {
+            if Instant::now() >= until {
+                kill_group(pgid);
+                let _ = self.child.wait();
+                break;
+            }
+            thread::sleep(Duration::from_millis(2));
+        }
+        // Descendants the user's code never ran cannot exist, but the group goes regardless.
+        kill_group(pgid);
+    }
+}
+
+/// Run one worker process to completion under `deadline`: spawn it, then [`supervise_started`].
 pub fn supervise(
     spawner: &dyn ProcessSpawner,
     spec: &SpawnSpec,
@@ -56,32 +153,48 @@ pub fn supervise(
     deadline: Instant,
     max_output: u64,
 ) -> Supervised {
+    match start(spawner, spec, None) {
+        Ok(started) => supervise_started(started, request_frame, deadline, max_output),
+        Err(e) => spawn_failed(&e, Instant::now()),
+    }
+}
+
+/// The outcome of a process that could not be spawned.
+pub fn spawn_failed(error: &std::io::Error, since: Instant) -> Supervised {
+    Supervised {
+        envelope: Envelope::status(Status::WorkerFailed),
+        exit: None,
+        stderr: format!("spawn failed: {error}").into_bytes(),
+        stderr_truncated: false,
+        protocol_error: None,
+        timed_out: false,
+        from_worker: false,
+        elapsed: since.elapsed(),
+    }
+}
+
+/// Hand a started worker its request and supervise it to the end under `deadline`. The
+/// reported time runs from this hand-over (a pre-started worker's idle time is not the call's).
+pub fn supervise_started(
+    started: Started,
+    request_frame: Vec<u8>,
+    deadline: Instant,
+    max_output: u64,
+) -> Supervised {
+    let Started {
+        mut child, stdin, ..
+    } = started;
     let started = Instant::now();
-    let mut child = match spawner.spawn(spec) {
-        Ok(child) => child,
-        Err(e) => {
-            return Supervised {
-                envelope: Envelope::status(Status::WorkerFailed),
-                exit: None,
-                stderr: format!("spawn failed: {e}").into_bytes(),
-                stderr_truncated: false,
-                protocol_error: None,
-                timed_out: false,
-                from_worker: false,
-                elapsed: started.elapsed(),
-            };
-        }
-    };
     let pgid = i32::try_from(child.id()).map(Pid::from_raw).ok();
     let (tx, rx) = mpsc::channel::<Event>();
-    let writer = child.stdin.take().map(|mut stdin| {
-        thread::spawn(move || {
-            for chunk in request_frame.chunks(64 * 1024) {
-                if stdin.write_all(chunk).is_err() {
-                    break;
-                }
-            }
-        })
+    let writer = thread::spawn(move || {
+        let pipe = match stdin {
+            Stdin::Ready(pipe) => pipe,
+            Stdin::Booting(handle) => handle.join().ok().flatten(),
+        };
+        if let Some(mut pipe) = pipe {
+            write_chunks(&mut pipe, &request_frame);
+        }
     });
     if let Some(stdout) = child.stdout.take() {
         let tx = tx.clone();
@@ -149,9 +262,7 @@ pub fn supervise(
             Err(_) => break,
         }
     }
-    if let Some(writer) = writer {
-        let _ = writer.join();
-    }
+    let _ = writer.join();
     let exit = exit.flatten();
     let (stderr, stderr_truncated) = stderr.unwrap_or_default();
     let (envelope, protocol_error, from_worker) = classify(timed_out, stdout, exit, max_output);
@@ -207,6 +318,13 @@ pub fn describe_exit(status: ExitStatus) -> String {
         (None, Some(sig)) => format!("signal {sig}"),
         _ => "unknown".into(),
     }
+}
+
+/// Write all of `bytes` in 64 KiB chunks; false when the pipe closed first.
+fn write_chunks(pipe: &mut ChildStdin, bytes: &[u8]) -> bool {
+    bytes
+        .chunks(64 * 1024)
+        .all(|chunk| pipe.write_all(chunk).is_ok())
 }
 
 fn kill_group(pgid: Option<Pid>) {

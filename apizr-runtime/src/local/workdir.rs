@@ -131,3 +131,36 @@ pub fn sweep(root: &Path) -> (Vec<PathBuf>, Vec<String>) {
     }
     (removed, failed)
 }
+
+/// The working directories under `root` of one owner (what `apizr doctor` shows): a server's
+/// pre-started workers each hold one, as does every call in flight.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct DirOwner {
+    pub pid: i32,
+    /// A dead owner's directories are removed by the next sweep.
+    pub alive: bool,
+    pub directories: usize,
+}
+
+/// Working directories under `root`, by owner.
+pub fn census(root: &Path) -> Vec<DirOwner> {
+    let mut owners: std::collections::BTreeMap<(i32, Option<u64>), usize> = Default::default();
+    for entry in fs::read_dir(root).into_iter().flatten().flatten() {
+        let name = entry.file_name();
+        let owner = name
+            .to_str()
+            .and_then(|n| n.strip_prefix(PREFIX))
+            .and_then(|suffix| super::owner::parse(suffix, 4));
+        if let Some(owner) = owner {
+            *owners.entry(owner).or_default() += 1;
+        }
+    }
+    owners
+        .into_iter()
+        .map(|((pid, start), directories)| DirOwner {
+            pid,
+            alive: super::owner::alive(pid, start),
+            directories,
+        })
+        .collect()
+}

@@ -48,6 +48,11 @@ pub struct ServerArgs {
     /// for one call only; 0 creates a fresh container per call [default: 2]
     #[arg(long, value_name = "N")]
     pub oci_pool: Option<usize>,
+    /// v1 policies: workers started ahead of calls through the same sandbox (own uid, /tmp,
+    /// cgroups, namespaces), each used for one call only; 0 starts every call's worker when
+    /// the call arrives [env: APIZR_V1_PRESTART] [default: 2]
+    #[arg(long, value_name = "N")]
+    pub v1_prestart: Option<usize>,
     /// Governed modes: append one audit record (JSON line) per call, refusals included, to
     /// FILE [env: APIZR_AUDIT]
     #[arg(long, value_name = "FILE")]
@@ -113,6 +118,11 @@ impl ServerArgs {
             governed_workers: self.governed_workers,
             governed_memory_mb: self.governed_memory_mb,
             oci_pool: self.oci_pool,
+            v1_prestart: self.v1_prestart.or_else(|| {
+                std::env::var(crate::local::prestart::SIZE_ENV)
+                    .ok()
+                    .and_then(|v| v.trim().parse().ok())
+            }),
             audit: self.audit.clone().or_else(|| {
                 std::env::var_os("APIZR_AUDIT")
                     .filter(|v| !v.is_empty())

@@ -189,6 +189,7 @@ pub fn load(dir: &Path) -> Result<ServeSpec, ServeError> {
         python: default_python(),
         launcher: crate::local::runtime::LauncherLocation::CurrentExe,
         oci_pool: super::spec::DEFAULT_OCI_POOL,
+        v1_prestart: crate::local::prestart::DEFAULT_SIZE,
         audit: None,
     })
 }

@@ -104,6 +104,7 @@ impl Invoker {
                     AnyExecutor::for_policy_audited(policy.clone(), config, image.clone(), audit)?;
                 executor.check_async().await?;
                 if let AnyExecutor::Local(local) = &executor {
+                    start_prestart(local, &spec);
                     let local = local.clone();
                     unenforceable = tokio::task::spawn_blocking(move || local.unenforceable())
                         .await
@@ -180,6 +181,14 @@ impl Invoker {
         }
     }
 
+    /// The pre-started v1 workers' counters (v1 with a pool).
+    pub fn prestart_stats(&self) -> Option<crate::local::prestart::PrestartStats> {
+        match &self.executor {
+            AnyExecutor::Local(local) => local.runtime().prestart_stats(),
+            _ => None,
+        }
+    }
+
     /// The Prometheus text of `/metrics`: the server's series, and the container pool's.
     pub fn metrics_text(&self) -> String {
         let mut text = self.metrics.render(self.kills());
@@ -187,6 +196,9 @@ impl Invoker {
             && let Some(pool) = oci.pool()
         {
             super::metrics::render_oci_pool(&mut text, &pool.stats());
+        }
+        if let Some(stats) = self.prestart_stats() {
+            super::metrics::render_v1_pool(&mut text, &stats);
         }
         text
     }
@@ -336,6 +348,21 @@ fn start_pool(oci: &OciExecutor, spec: &ServeSpec) {
         "apizr: keeping {} prepared container(s) ready (--oci-pool; 0 for a fresh container per call)",
         config.size
     );
+}
+
+/// v1: keep `spec.v1_prestart` pre-started workers per capability (after the start-up
+/// sweep, which `start_prestart` runs first).
+fn start_prestart(local: &crate::local::executor::LocalExecutor, spec: &ServeSpec) {
+    if spec.v1_prestart == 0 {
+        return;
+    }
+    let config = crate::local::prestart::PrestartConfig::with_size(spec.v1_prestart);
+    if local.runtime().start_prestart(config) {
+        eprintln!(
+            "apizr: keeping {} pre-started worker(s) per capability ready (--v1-prestart; 0 to start each call's worker cold)",
+            config.size
+        );
+    }
 }
 
 /// What killed servers or calls left behind and the start-up sweep removed; a failed removal

@@ -278,6 +278,73 @@ pub fn render_oci_pool(out: &mut String, stats: &crate::oci::PoolStats) {
     }
 }
 
+/// The pre-started v1 workers' series (v1 servers with a pool).
+pub fn render_v1_pool(out: &mut String, stats: &crate::local::prestart::PrestartStats) {
+    let gauges = [
+        (
+            "size",
+            "Pre-started workers the pool keeps ready per capability.",
+            stats.size as u64,
+        ),
+        (
+            "keys",
+            "Capabilities with pre-started workers.",
+            stats.keys as u64,
+        ),
+        (
+            "ready",
+            "Pre-started workers waiting for a call.",
+            stats.ready as u64,
+        ),
+        ("starting", "Workers being started.", stats.starting as u64),
+    ];
+    for (name, help, value) in gauges {
+        let _ = writeln!(
+            out,
+            "# HELP apizr_v1_pool_{name} {help}\n# TYPE apizr_v1_pool_{name} gauge\napizr_v1_pool_{name} {value}"
+        );
+    }
+    let counters = [
+        ("hits", "Calls served by a pre-started worker.", stats.hits),
+        (
+            "misses",
+            "Calls that found no usable pre-started worker (cold start).",
+            stats.misses,
+        ),
+        (
+            "refills",
+            "Workers pre-started and added to the pool.",
+            stats.refills,
+        ),
+        (
+            "discarded",
+            "Pre-started workers removed unused (idle too long, exited, host facts changed, shutdown).",
+            stats.discarded,
+        ),
+        (
+            "refill_failures",
+            "Workers that could not be pre-started.",
+            stats.refill_failures,
+        ),
+        (
+            "cleanup_failures",
+            "Discarded workers whose directory or cgroups could not be removed.",
+            stats.cleanup_failures,
+        ),
+        (
+            "anomalies",
+            "Pre-started workers found exited before their call.",
+            stats.anomalies,
+        ),
+    ];
+    for (name, help, value) in counters {
+        let _ = writeln!(
+            out,
+            "# HELP apizr_v1_pool_{name}_total {help}\n# TYPE apizr_v1_pool_{name}_total counter\napizr_v1_pool_{name}_total {value}"
+        );
+    }
+}
+
 fn escape(label: &str) -> String {
     label
         .replace('\\', "\\\\")

@@ -94,6 +94,8 @@ pub struct SpecOverrides {
     pub governed_memory_mb: Option<u64>,
     /// v2: prepared containers kept ready (0: a fresh container per call).
     pub oci_pool: Option<usize>,
+    /// v1: pre-started single-use workers per capability (0: every worker starts cold).
+    pub v1_prestart: Option<usize>,
     /// Governed modes: the audit file (one JSON line per call).
     pub audit: Option<std::path::PathBuf>,
 }
@@ -122,6 +124,9 @@ impl SpecOverrides {
         }
         if let Some(n) = self.oci_pool {
             spec.oci_pool = n;
+        }
+        if let Some(n) = self.v1_prestart {
+            spec.v1_prestart = n;
         }
         if let Some(path) = &self.audit {
             spec.audit = Some(path.clone());

@@ -204,6 +204,15 @@ impl Service {
                 super::metrics::render_oci_pool(&mut text, &pool.stats());
             }
         }
+        // One set of series for every source's pre-started workers.
+        let v1 = self
+            .invokers
+            .iter()
+            .filter_map(Invoker::prestart_stats)
+            .reduce(|a, b| a.merged(&b));
+        if let Some(stats) = v1 {
+            super::metrics::render_v1_pool(&mut text, &stats);
+        }
         text
     }
 

@@ -144,6 +144,9 @@ pub struct ServeSpec {
     /// v2 policies: containers prepared ahead of calls (`oci::pool`); 0 creates a fresh
     /// container per call.
     pub oci_pool: usize,
+    /// v1 policies: pre-started single-use workers kept per capability
+    /// (`local::prestart`); 0 starts every call's worker cold.
+    pub v1_prestart: usize,
     /// Governed modes: append one audit record per call (refusals included) to this file.
     pub audit: Option<PathBuf>,
 }
@@ -170,6 +173,7 @@ impl ServeSpec {
             python: default_python(),
             launcher: LauncherLocation::CurrentExe,
             oci_pool: DEFAULT_OCI_POOL,
+            v1_prestart: crate::local::prestart::DEFAULT_SIZE,
             audit: None,
         }
     }

@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use apizr_runtime::ir::json::Value;
 use apizr_runtime::ir::policy::PolicyV1;
 use apizr_runtime::ir::{ParameterKind, TypeKind, TypeSpec};
+use apizr_runtime::local::prestart::{self, PrestartConfig, ProcessSource};
 use apizr_runtime::{
     BindingParameter, CallOutcome, CallRequest, Executable, ExecutionKind, LauncherLocation,
     LocalRuntime, RuntimeConfig,
@@ -43,12 +44,45 @@ pub fn temp_root(tag: &str) -> TempRoot {
     TempRoot(dir)
 }
 
+/// The runtime the tests use. Under `APIZR_TEST_V1_PRESTART=1` (the hostile suites' second
+/// pass in CI) it serves every call through a pre-started worker ([`prestarted_in`]).
 pub fn runtime_in(root: &Path) -> LocalRuntime {
+    let rt = cold_runtime_in(root);
+    if through_pool() {
+        assert!(rt.start_prestart(waiting_pool(prestart::MAX_IDLE)));
+    }
+    rt
+}
+
+/// Whether this run serves every call through the pre-start pool.
+pub fn through_pool() -> bool {
+    std::env::var_os("APIZR_TEST_V1_PRESTART").is_some_and(|v| v == "1")
+}
+
+/// A runtime without a pool.
+pub fn cold_runtime_in(root: &Path) -> LocalRuntime {
     LocalRuntime::new(RuntimeConfig {
         launcher: LauncherLocation::Binary(PathBuf::from(env!("CARGO_BIN_EXE_apizr-launch"))),
         temp_root: root.to_path_buf(),
         ..RuntimeConfig::default()
     })
+}
+
+/// One pre-started worker per key; a call that finds none waits for it (so every call is
+/// served by a worker started before its request).
+pub fn waiting_pool(max_idle: std::time::Duration) -> PrestartConfig {
+    PrestartConfig {
+        size: 1,
+        max_idle,
+        wait: Some(std::time::Duration::from_secs(30)),
+    }
+}
+
+/// A runtime whose calls all go through pre-started workers.
+pub fn prestarted_in(root: &Path, max_idle: std::time::Duration) -> LocalRuntime {
+    let rt = cold_runtime_in(root);
+    assert!(rt.start_prestart(waiting_pool(max_idle)));
+    rt
 }
 
 /// A runtime whose per-call directories go to the system temp dir (each call removes its own).
@@ -196,7 +230,22 @@ pub fn value(outcome: &CallOutcome) -> serde_json::Value {
 pub fn run(rt: &LocalRuntime, source: &str, function: &str, policy_text: &str) -> CallOutcome {
     let mut c = call0(source, function);
     c.policy = policy(policy_text);
-    rt.execute(&c)
+    exec(rt, &c)
+}
+
+/// `rt.execute(call)`; when the run goes [`through_pool`], also checks that a call that ran
+/// a worker got a pre-started one (so the attack really met a pre-started worker).
+pub fn exec(rt: &LocalRuntime, call: &CallRequest) -> CallOutcome {
+    let out = rt.execute(call);
+    if through_pool() && out.report.process.is_some() {
+        assert_eq!(
+            out.report.process,
+            Some(ProcessSource::Prestarted),
+            "{:?}",
+            out.report
+        );
+    }
+    out
 }
 
 /// Remove a test's temp root (tests leave nothing behind).
