@@ -25,14 +25,22 @@ fn interpreter(scope: &Scope) -> Option<Interpreter> {
     Some(Interpreter::new(config))
 }
 
-/// No container of this test process is left on the engine.
+/// No container of this test process is left on the engine (the engine removes a finished
+/// run's container on its own, just after the result: allowed 10 s).
 fn assert_no_containers() {
     let engine = Engine::from_env().unwrap();
     let owner = Owner::current().unwrap().encode();
-    let left = engine
-        .containers_with_label(&format!("org.apizr.owner={owner}"))
-        .unwrap();
-    assert!(left.is_empty(), "containers left behind: {left:?}");
+    let until = Instant::now() + Duration::from_secs(10);
+    loop {
+        let left = engine
+            .containers_with_label(&format!("org.apizr.owner={owner}"))
+            .unwrap();
+        if left.is_empty() {
+            return;
+        }
+        assert!(Instant::now() < until, "containers left behind: {left:?}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
 }
 
 #[test]
@@ -104,6 +112,7 @@ fn a_timeout_stops_the_container_and_reports_timed_out() {
             assert!(r.timed_out && r.skipped && !r.success, "{}", show(&r));
             assert_eq!(r.stdout.as_deref(), Some("started"));
             assert!(r.artifacts.is_empty());
+            assert_eq!((r.exit_code, r.exit_signal), (None, Some(9)));
             assert!(started.elapsed() < Duration::from_secs(20));
         } else {
             assert!(r.success);
@@ -234,4 +243,133 @@ fn restrictions_hold_inside_the_container() {
             .contains("import of 'socket' is not allowed")
     );
     assert_no_containers();
+}
+
+#[test]
+fn signals_and_oom_kills_are_reported_from_the_container() {
+    let scope = Scope::new("docker-endings");
+    let Some(interp) = interpreter(&scope) else {
+        return;
+    };
+    let env = interp
+        .environment("docker", EnvironmentOptions::default())
+        .unwrap();
+    // A real signal: the code's process dies of SIGSEGV (not PID 1: the bootstrap is).
+    let r = env.execute("import ctypes\nprint('before', flush=True)\nctypes.string_at(0)");
+    assert_eq!(
+        (r.exit_code, r.exit_signal, r.oom_killed, r.success),
+        (Some(139), Some(11), false, false),
+        "{}",
+        show(&r)
+    );
+    assert_eq!(r.stdout.as_deref(), Some("before"));
+    // The same status chosen by the code is an exit, not a signal.
+    let r = env.execute("raise SystemExit(137)");
+    assert_eq!(
+        (r.exit_code, r.exit_signal, r.oom_killed),
+        (Some(137), None, false)
+    );
+    // A real OOM kill at a small memory limit; the same code within the limit is not one.
+    let policy = CapabilityPolicy {
+        memory_bytes: Some(48 * 1024 * 1024),
+        ..CapabilityPolicy::docker()
+    };
+    let env = interp
+        .environment("docker", interpreter_support::with_policy(policy))
+        .unwrap();
+    let r = env.execute("b = []\nwhile True:\n    b.append(bytearray(4 << 20))");
+    assert_eq!(
+        (r.exit_code, r.exit_signal, r.oom_killed),
+        (Some(137), Some(9), true),
+        "{}",
+        show(&r)
+    );
+    let r = env.execute("b = bytearray(4 << 20)\nprint(len(b))");
+    assert!(
+        r.success && !r.oom_killed && r.exit_signal.is_none(),
+        "{}",
+        show(&r)
+    );
+    assert_no_containers();
+}
+
+/// Not a test on its own: the host process that `a_killed_host_leaves_no_container_running`
+/// starts and kills with SIGKILL in the middle of a run.
+#[test]
+#[ignore = "the host process of a_killed_host_leaves_no_container_running"]
+fn host_process_killed_mid_run() {
+    let scope = Scope::new("docker-crash-host");
+    let interp = interpreter(&scope).unwrap();
+    let env = interp
+        .environment("docker", EnvironmentOptions::default())
+        .unwrap();
+    let r = env.execute("while True: pass");
+    panic!("the host should have been killed: {}", show(&r));
+}
+
+#[test]
+fn a_killed_host_leaves_no_container_running() {
+    let scope = Scope::new("docker-crash");
+    if interpreter(&scope).is_none() {
+        return;
+    }
+    let mut host = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            "host_process_killed_mid_run",
+            "--exact",
+            "--ignored",
+            "--nocapture",
+        ])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let owner = Owner::of_pid(host.id()).unwrap().encode();
+    let label = format!("org.apizr.owner={owner}");
+    let engine = Engine::from_env().unwrap();
+    let running = |engine: &Engine| {
+        engine
+            .containers_with_label(&label)
+            .unwrap()
+            .iter()
+            .any(|name| {
+                engine
+                    .container_inspect(name, Duration::from_secs(5))
+                    .ok()
+                    .flatten()
+                    .is_some_and(|d| d["State"]["Running"] == true)
+            })
+    };
+    let until = Instant::now() + Duration::from_secs(60);
+    while !running(&engine) {
+        assert!(
+            Instant::now() < until,
+            "the host never started its container"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    host.kill().unwrap();
+    host.wait().unwrap();
+    // The code loops forever and the host that would have enforced the 60 s timeout is gone:
+    // the bootstrap sees its stdin close, ends the container, and the engine removes it.
+    let until = Instant::now() + Duration::from_secs(15);
+    loop {
+        let left = engine.containers_with_label(&label).unwrap();
+        if left.is_empty() {
+            break;
+        }
+        assert!(
+            Instant::now() < until,
+            "a dead host's container is left: {left:?}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    // The killed host's own test directory.
+    let prefix = format!("apizr-interp-test-{}-", host.id());
+    for entry in std::fs::read_dir(std::env::temp_dir()).unwrap().flatten() {
+        if entry.file_name().to_string_lossy().starts_with(&prefix) {
+            std::fs::remove_dir_all(entry.path()).unwrap();
+        }
+    }
 }

@@ -4,6 +4,8 @@
 //! undenied network), each shown to succeed without the control and to be stopped with it.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+#[path = "interpreter_local/endings.rs"]
+mod endings;
 mod interpreter_support;
 #[path = "interpreter_local/session.rs"]
 mod session;
@@ -116,7 +118,7 @@ fn a_timeout_kills_the_whole_tree_and_keeps_partial_output() {
             started.elapsed()
         );
         assert!(r.timed_out && r.skipped && !r.success, "{}", show(&r));
-        assert_eq!(r.exit_code, None);
+        assert_eq!((r.exit_code, r.exit_signal), (None, Some(9)), "{tier}");
         assert_eq!(
             r.stdout.as_deref(),
             Some("started"),

@@ -10,9 +10,12 @@
 #
 # `hold` (containers): the code runs in a forked child; this process (PID 1 of the container)
 # reads a second frame (a marker nobody else has seen), waits for the child, kills every
-# other process of the container, writes the marker on stdout and stderr, and waits for
-# stdin to close before exiting with the child's status, so the host can copy the workspace
-# out of the still-running container.
+# other process of the container, writes `<marker>:<status>:<signal>:<files>:<oom>\n` on stdout
+# and stderr (status as a shell reports it, the signal that ended the child or 0, whether the
+# workspace holds any entry, the kernel's count of tasks killed at the container's memory
+# limit), and waits for stdin to close before exiting with the child's status, so the host
+# can copy the workspace out of the still-running container. If stdin closes while the code
+# still runs (the host died), it kills every process of the container and exits at once.
 #
 # `session` (persistent sessions): the set-up (packages, guard, seccomp) happens once; then
 # each further frame is one call — a 32-byte end marker, then the code — run in the same
@@ -186,16 +189,61 @@ def _session(req):
         posix.write(2, line)
 
 
+def _oom_kills():
+    # The container's own memory cgroup (a private cgroup namespace): how many tasks the
+    # kernel killed at the memory limit (v2 `memory.events`, v1 `memory.oom_control`).
+    for path in ('/sys/fs/cgroup/memory.events', '/sys/fs/cgroup/memory/memory.oom_control'):
+        try:
+            fd = posix.open(path, posix.O_RDONLY)
+        except OSError:
+            continue
+        try:
+            text = posix.read(fd, 4096).decode()
+        finally:
+            posix.close(fd)
+        for row in text.splitlines():
+            name, _, value = row.partition(' ')
+            if name == 'oom_kill' and value.strip().isdigit():
+                return int(value)
+    return 0
+
+
+def _wait_or_orphaned(pid):
+    # The child's wait status. Should stdin close first (the host died: the engine closes
+    # the attach stream), every process of the container is killed and this one exits, so
+    # the engine removes the container (AutoRemove) instead of letting the code run on.
+    try:
+        import select
+        pidfd = posix.pidfd_open(pid)
+    except (ImportError, AttributeError, OSError):
+        return posix.waitpid(pid, 0)[1]
+    poller = select.poll()
+    poller.register(0, select.POLLIN | select.POLLHUP)
+    poller.register(pidfd, select.POLLIN)
+    while True:
+        for fd, _ in poller.poll():
+            if fd == pidfd:
+                return posix.waitpid(pid, 0)[1]
+            if not posix.read(0, 65536):
+                try:
+                    posix.kill(-1, 9)
+                except OSError:
+                    pass
+                posix._exit(125)
+
+
 def _hold(req):
     pid = posix.fork()
     if pid == 0:
         _detach_stdin()
         _run(req)
     marker = _frame()
-    _, wstatus = posix.waitpid(pid, 0)
+    wstatus = _wait_or_orphaned(pid)
     status = posix.waitstatus_to_exitcode(wstatus)
+    signal = 0
     if status < 0:
-        status = 128 - status
+        signal = -status
+        status = 128 + signal
     try:
         posix.kill(-1, 9)
     except OSError:
@@ -207,7 +255,12 @@ def _hold(req):
             break
         except OSError:
             break
-    line = marker + b':' + str(status).encode() + b'\n'
+    # Whether the workspace holds anything (nothing to copy out otherwise).
+    try:
+        files = 1 if posix.listdir('.') else 0
+    except OSError:
+        files = 1
+    line = marker + (':%d:%d:%d:%d\n' % (status, signal, files, _oom_kills())).encode()
     posix.write(1, line)
     posix.write(2, line)
     while posix.read(0, 65536):

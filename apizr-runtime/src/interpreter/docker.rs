@@ -5,8 +5,8 @@
 //! Order: engine and image (`Sandbox execution error` when absent) → plan (refusals) →
 //! packages (built on the host for the image's interpreter) → create → verify (`docker`) →
 //! attach → start → request + marker → streams until the marker or the deadline (a timeout
-//! kills the container: every process in it) → workspace archive (successful runs) → stdin
-//! closed → exit code from the engine → removal (with its volume).
+//! kills the container: every process in it) → workspace archive (successful runs that left
+//! files) → stdin closed → the engine removes the container (with its volume) on its own.
 
 pub(crate) mod body;
 pub(crate) mod exchange;
@@ -35,6 +35,7 @@ use crate::oci::engine::Engine;
 use crate::oci::engine_kind::EngineCapabilities;
 use crate::oci::http::{self, Body};
 use crate::oci::image::{self, RuntimeImage};
+use crate::oci::oom;
 use crate::oci::verify::{self, Expected};
 
 /// The default timeout of a container run without a policy (mellea's).
@@ -347,7 +348,7 @@ impl DockerTier {
             runtime: self.config.runtime.as_deref(),
         };
         let body = body::create_body(tier, policy, &inputs);
-        create(engine, &name, image.platform.as_str(), &body, setup)
+        let id = create(engine, &name, image.platform.as_str(), &body, setup)
             .map_err(|e| format!("create: {e}"))?;
         if tier == Tier::Docker {
             let (_, caps) = self.engine()?;
@@ -379,6 +380,7 @@ impl DockerTier {
         }
         Ok(Started {
             guard,
+            id,
             engine: engine.clone(),
             attached: exchange::Attached { reader, writer },
         })
@@ -404,10 +406,16 @@ impl DockerTier {
             });
         let deadline = Instant::now() + timeout;
         let streams = started.attached.run(&input, &nonce, deadline, keep);
+        // The marker's signal and the container cgroup's OOM counter; after a SIGKILL the
+        // kernel log (by container ID) is the second record of an OOM kill.
+        let oom_killed = streams.oom_killed
+            || (streams.signal == Some(9) && oom::kernel_logged_oom(&started.id));
         let mut produced = Produced {
             stdout: streams.stdout,
             stderr: streams.stderr,
             timed_out: streams.timed_out,
+            exit_signal: streams.signal,
+            oom_killed,
             ..Produced::default()
         };
         if streams.timed_out {
@@ -417,7 +425,13 @@ impl DockerTier {
         if let Some(error) = streams.error {
             return Err(error);
         }
-        if streams.status == Some(0) {
+        if streams.status == Some(0) && !streams.files {
+            // Nothing in the workspace: no archive round trip.
+            if let Some(dest) = job.working_directory {
+                std::fs::create_dir_all(dest).map_err(|e| format!("{}: {e}", dest.display()))?;
+                produced.working_directory = Some(dest.to_path_buf());
+            }
+        } else if streams.status == Some(0) {
             let caps = Caps::for_policy(job.policy);
             let dest = job.working_directory.map(Path::to_path_buf);
             let (found, truncated, dir) = started.copy_out_new(
@@ -431,8 +445,8 @@ impl DockerTier {
             produced.artifacts_truncated = truncated;
             produced.working_directory = dir;
         }
-        let exit = started.finish(deadline + Duration::from_secs(10));
-        produced.exit_code = exit.or(streams.status);
+        started.release();
+        produced.exit_code = streams.status;
         Ok(produced)
     }
 
@@ -484,9 +498,12 @@ fn platform_tags(libc: &str, machine: &str) -> Vec<String> {
     tags
 }
 
-/// A started container: removed (with its workspace volume) when dropped.
+/// A started container: removed (with its workspace volume) when dropped, or by the engine
+/// itself once released.
 pub(crate) struct Started {
     pub guard: ContainerGuard,
+    /// The container's full ID.
+    pub id: String,
     pub engine: Engine,
     pub attached: exchange::Attached,
 }
@@ -518,19 +535,15 @@ impl Started {
         }
     }
 
-    /// Close stdin, wait for the exit code, remove the container.
-    pub fn finish(self, deadline: Instant) -> Option<i32> {
+    /// After the marker: close stdin, so the bootstrap (the container's only process left)
+    /// exits, and the engine removes the container and its volume (`AutoRemove`), off the
+    /// result path. Should the engine fail to, the expiry label lets a sweep reclaim it.
+    pub fn release(self) {
         let Started {
-            guard,
-            engine,
-            attached,
+            guard, attached, ..
         } = self;
+        guard.leave_to_engine();
         attached.release();
-        let code = engine
-            .wait_exit(guard.name(), deadline)
-            .and_then(|c| i32::try_from(c).ok());
-        drop(guard);
-        code
     }
 
     /// Copy the workspace's new or changed regular files (those not in `seen` with the same

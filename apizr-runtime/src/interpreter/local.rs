@@ -147,6 +147,7 @@ impl LocalTier {
                 job.started + timeout,
                 keeps(job.policy),
             );
+            let oom_killed = held.oom_killed();
             let cleanup = held.release();
             match finished.spawn_error {
                 Some(error) => Err(format!("Execution could not start: {error}")),
@@ -154,6 +155,8 @@ impl LocalTier {
                     stdout: finished.stdout,
                     stderr: finished.stderr,
                     exit_code: finished.exit_code,
+                    exit_signal: finished.signal,
+                    oom_killed,
                     timed_out: finished.timed_out,
                     cleanup,
                     ..Produced::default()
@@ -422,6 +425,11 @@ pub(crate) struct Held {
 }
 
 impl Held {
+    /// Whether the run's memory cgroup recorded an OOM kill (read before [`Held::release`]).
+    pub fn oom_killed(&self) -> bool {
+        self.cgroups.as_ref().is_some_and(CallCgroups::memory_hit)
+    }
+
     /// Destroy the cgroups, remove the backend's directory, give the workspace back, free
     /// the identity. Returns what could not be cleaned up.
     pub fn release(mut self) -> Vec<String> {

@@ -15,6 +15,7 @@ use super::tier::Tier;
 /// the code ran).
 pub const SETUP_PREFIXES: [&str; 2] = ["apizr-launch:", "apizr-bootstrap:"];
 pub const SETUP_FAILED: i32 = 125;
+const SIGKILL: i32 = 9;
 
 /// What one execution produced.
 #[derive(Debug, Default)]
@@ -22,6 +23,10 @@ pub(crate) struct Produced {
     pub stdout: Captured,
     pub stderr: Captured,
     pub exit_code: Option<i32>,
+    /// The signal that ended the code's process, when known.
+    pub exit_signal: Option<i32>,
+    /// The run's memory cgroup recorded an OOM kill.
+    pub oom_killed: bool,
     pub timed_out: bool,
     pub artifacts: Vec<Artifact>,
     pub artifacts_truncated: bool,
@@ -82,6 +87,13 @@ pub(crate) fn finish(ctx: Context<'_>, produced: Produced) -> ExecutionResult {
         } else {
             produced.exit_code
         },
+        // A timeout ends the process with SIGKILL in every tier.
+        exit_signal: if produced.timed_out {
+            Some(SIGKILL)
+        } else {
+            produced.exit_signal
+        },
+        oom_killed: produced.oom_killed,
         timed_out: produced.timed_out,
         artifacts: if success {
             produced.artifacts

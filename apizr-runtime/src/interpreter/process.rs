@@ -28,6 +28,10 @@ pub struct Finished {
     /// The exit code (`128 + signal` for a signal, as shells and engines report it); `None`
     /// when the run timed out or could not be reaped.
     pub exit_code: Option<i32>,
+    /// The signal that ended the process. The launcher reports its PID 1's signal N as exit
+    /// `128 + N` (as shells do), so an exit status in 129..=159 reads as that signal: a
+    /// `sys.exit(137)` is indistinguishable from SIGKILL here.
+    pub signal: Option<i32>,
     pub timed_out: bool,
     /// Why the process could not be started.
     pub spawn_error: Option<String>,
@@ -130,7 +134,9 @@ pub fn supervise(
     finished.stdout = out.unwrap_or_default();
     finished.stderr = err.unwrap_or_default();
     if !finished.timed_out {
-        finished.exit_code = exit.flatten().and_then(code_of);
+        let status = exit.flatten();
+        finished.exit_code = status.and_then(code_of);
+        finished.signal = status.and_then(signal_of);
     }
     finished
 }
@@ -138,6 +144,18 @@ pub fn supervise(
 /// `code`, or `128 + signal`.
 pub fn code_of(status: ExitStatus) -> Option<i32> {
     status.code().or_else(|| status.signal().map(|s| 128 + s))
+}
+
+/// The signal that ended `status` (directly, or as the launcher's `128 + N`).
+pub fn signal_of(status: ExitStatus) -> Option<i32> {
+    status
+        .signal()
+        .or_else(|| status.code().and_then(signal_of_code))
+}
+
+/// The signal N of an exit code `128 + N` (1 ≤ N ≤ 31).
+pub fn signal_of_code(code: i32) -> Option<i32> {
+    (129..=159).contains(&code).then(|| code - 128)
 }
 
 fn kill_group(pgid: Option<Pid>) {

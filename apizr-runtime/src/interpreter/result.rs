@@ -14,6 +14,11 @@
 //!
 //! A timed-out run keeps the output it produced (mellea discards it locally and reports
 //! `timed_out: false` for Docker); artifacts are attached only to successful runs.
+//!
+//! Versioning: `exit_signal` and `oom_killed` were added to v1 (2026-12-01) as an additive
+//! change — every earlier field keeps its name, type and meaning (`exit_code` stays
+//! `128 + N` for signal N), readers ignore fields they do not know, and the result is not a
+//! hashed artifact. Renaming, removing or re-typing a field, or changing a meaning, is a v2.
 
 use std::path::PathBuf;
 
@@ -50,6 +55,12 @@ pub struct ExecutionResult {
     pub skip_message: Option<String>,
     pub analysis_result: Option<serde_json::Value>,
     pub exit_code: Option<i32>,
+    /// The signal that ended the code's process (`null` when it exited on its own or did
+    /// not run); 9 after a timeout (the SIGKILL that ended it), in every tier.
+    pub exit_signal: Option<i32>,
+    /// The kernel killed a process of the run at its memory limit (the run's own memory
+    /// cgroup record); `false` also when no memory limit applied.
+    pub oom_killed: bool,
     pub timed_out: bool,
     pub artifacts: Vec<Artifact>,
     /// The tier's name.
@@ -85,6 +96,8 @@ impl ExecutionResult {
             skip_message: Some(message.into()),
             analysis_result: None,
             exit_code: None,
+            exit_signal: None,
+            oom_killed: false,
             timed_out: false,
             artifacts: Vec::new(),
             execution_mode: tier,

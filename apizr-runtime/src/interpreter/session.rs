@@ -33,6 +33,7 @@ use super::local::persistent::Persistent;
 use super::local::{self, Job};
 use super::outcome::{self, Context, Produced};
 use super::packages::PackageReport;
+use super::process;
 use super::result::ExecutionResult;
 use super::tier::Tier;
 
@@ -229,6 +230,8 @@ impl Session {
         } else {
             output.died.map(|code| {
                 produced.exit_code = code;
+                produced.exit_signal = code.and_then(process::signal_of_code);
+                produced.oom_killed = process.oom_killed();
                 format!(
                     "the interpreter exited during a call (exit code {})",
                     code.map_or_else(|| "unknown".into(), |c| c.to_string())

@@ -222,6 +222,12 @@ impl ContainerGuard {
         &self.name
     }
 
+    /// Hand the container to the engine (created with `AutoRemove`, it is removed when it
+    /// exits): dropping the guard no longer removes it.
+    pub fn leave_to_engine(mut self) {
+        self.done = Some(Ok(()));
+    }
+
     /// Remove now (see [`remove_confirmed`], with a 30 s grace). `Err` means removal could not
     /// be confirmed (`cleanup_failed`).
     pub fn remove(&mut self) -> Result<(), String> {

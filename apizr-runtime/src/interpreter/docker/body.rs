@@ -92,7 +92,9 @@ pub(crate) fn create_body(
             "RestartPolicy": { "Name": "no" },
             "LogConfig": { "Type": "none" },
             "Mounts": mounts,
-            "AutoRemove": false,
+            // The engine removes the container (and its anonymous volume) once it exits:
+            // off the result path, and also when the caller died after starting it.
+            "AutoRemove": true,
             "Privileged": false,
         }
     });

@@ -20,8 +20,16 @@ use crate::oci::http::{self, HttpError};
 pub(crate) struct Streams {
     pub stdout: Captured,
     pub stderr: Captured,
-    /// The child's exit status, from the marker (the engine confirms it at exit).
+    /// The child's exit status, from the marker (`128 + signal` for a signal).
     pub status: Option<i32>,
+    /// The signal that ended the child, from the marker.
+    pub signal: Option<i32>,
+    /// Whether the workspace held any entry when the code ended (from the marker): the
+    /// archive is fetched only then.
+    pub files: bool,
+    /// Whether the kernel killed a task of the container at its memory limit (the container
+    /// cgroup's own counter, from the marker).
+    pub oom_killed: bool,
     pub timed_out: bool,
     pub error: Option<String>,
 }
@@ -36,7 +44,18 @@ pub(crate) struct Attached {
 #[derive(Default)]
 struct Tail {
     bytes: Vec<u8>,
-    done: Option<i32>,
+    done: Option<Ending>,
+}
+
+/// What the marker line says: `<marker>:<status>:<signal>:<files>:<oom kills>\n`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Ending {
+    status: i32,
+    signal: i32,
+    files: bool,
+    oom_kills: i32,
+    /// The whole line's length (stripped from the captured output).
+    len: usize,
 }
 
 const TAIL_BYTES: usize = 256;
@@ -48,18 +67,28 @@ impl Tail {
             let cut = self.bytes.len() - TAIL_BYTES;
             self.bytes.drain(..cut);
         }
-        // `<marker>:<status>\n` at the very end.
+        // The marker line at the very end.
         if self.bytes.last() != Some(&b'\n') {
             return;
         }
         let body = &self.bytes[..self.bytes.len() - 1];
         let Some(at) = find(body, marker) else { return };
         let rest = &body[at + marker.len()..];
-        if let Some(digits) = rest.strip_prefix(b":")
-            && let Ok(text) = std::str::from_utf8(digits)
-            && let Ok(status) = text.parse::<i32>()
-        {
-            self.done = Some(status);
+        let Some(text) = rest
+            .strip_prefix(b":")
+            .and_then(|r| std::str::from_utf8(r).ok())
+        else {
+            return;
+        };
+        let fields: Vec<Option<i32>> = text.split(':').map(|f| f.parse().ok()).collect();
+        if let [Some(status), Some(signal), Some(files), Some(oom_kills)] = fields[..] {
+            self.done = Some(Ending {
+                status,
+                signal,
+                files: files != 0,
+                oom_kills,
+                len: marker.len() + 1 + text.len() + 1,
+            });
         }
     }
 }
@@ -149,10 +178,12 @@ impl Attached {
             }
         }
         if let (Some(a), Some(_)) = (tail_out.done, tail_err.done) {
-            out.status = Some(a);
+            out.status = Some(a.status);
+            out.signal = (a.signal != 0).then_some(a.signal);
+            out.files = a.files;
+            out.oom_killed = a.oom_kills > 0;
             let strip = |c: &mut Captured| {
-                let n = marker.len() + 1 + a.to_string().len() + 1;
-                c.total = c.total.saturating_sub(n as u64);
+                c.total = c.total.saturating_sub(a.len as u64);
                 if c.head.len() as u64 > c.total {
                     c.head.truncate(usize::try_from(c.total).unwrap_or(0));
                 }
@@ -195,10 +226,19 @@ mod tests {
         t.push(b"user output\n", &m);
         t.push(b"\n@@apizr-do", &m);
         assert_eq!(t.done, None);
-        t.push(b"ne:abc:3\n", &m);
-        assert_eq!(t.done, Some(3));
+        t.push(b"ne:abc:137:9:1:2\n", &m);
+        assert_eq!(
+            t.done,
+            Some(Ending {
+                status: 137,
+                signal: 9,
+                files: true,
+                oom_kills: 2,
+                len: m.len() + 11
+            })
+        );
         let mut forged = Tail::default();
-        forged.push(b"\n@@apizr-done:wrong:0\n", &m);
+        forged.push(b"\n@@apizr-done:wrong:0:0:0:0\n", &m);
         assert_eq!(forged.done, None);
     }
 }

@@ -159,6 +159,11 @@ impl Persistent {
         result
     }
 
+    /// Whether the session's memory cgroup recorded an OOM kill.
+    pub fn oom_killed(&self) -> bool {
+        self.held.as_ref().is_some_and(Held::oom_killed)
+    }
+
     /// Kill the whole tree, reap it, release what it held. Returns the exit code (when it
     /// could be reaped) and what could not be cleaned up.
     pub fn close(mut self) -> Vec<String> {

@@ -111,6 +111,8 @@ fn python_tool(environment: &Environment) -> Tool {
             "stderr": { "type": ["string", "null"] },
             "skipped": { "type": "boolean" },
             "exit_code": { "type": ["integer", "null"] },
+            "exit_signal": { "type": ["integer", "null"] },
+            "oom_killed": { "type": "boolean" },
             "timed_out": { "type": "boolean" },
         },
         "required": ["success", "skipped", "timed_out"],
