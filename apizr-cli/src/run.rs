@@ -9,10 +9,13 @@
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::Arc;
 
 use anyhow::{Context, bail};
+use apizr_runtime::audit::FileAuditSink;
 use apizr_runtime::interpreter::{
-    Capability, CapabilityPolicy, DockerConfig, EnvironmentOptions, Interpreter, InterpreterConfig,
+    Capability, CapabilityPolicy, DockerConfig, Environment, EnvironmentOptions, Interpreter,
+    InterpreterConfig,
 };
 use apizr_runtime::oci::{Engine, RuntimeImage};
 use clap::Args;
@@ -70,6 +73,10 @@ pub struct InterpreterArgs {
     /// Install packages only from this directory of wheels (`$APIZR_WHEELHOUSE`)
     #[arg(long, value_name = "DIR")]
     pub wheelhouse: Option<PathBuf>,
+    /// Append one audit record per run (apizr.audit/v1 JSON line: tier, code and policy
+    /// digests, status, duration, limits hit, exit) to this file
+    #[arg(long, value_name = "FILE")]
+    pub audit: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]
@@ -90,10 +97,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
         (None, Some(file)) => read_code(file)?,
         (None, None) => bail!("give a FILE or -c CODE"),
     };
-    let (interpreter, options) = args.interpreter.build()?;
-    let env = interpreter
-        .environment(&args.interpreter.tier, options)
-        .context("interpreter")?;
+    let env = args.interpreter.environment()?;
     let result = env.execute(&code);
     println!("{}", result.to_json());
     Ok(if result.success {
@@ -104,6 +108,23 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
 }
 
 impl InterpreterArgs {
+    /// The environment these flags describe, with its audit file when one was given (an
+    /// audit file that cannot be opened is a command-line error: nothing runs unaudited).
+    pub fn environment(&self) -> anyhow::Result<Environment> {
+        let (interpreter, options) = self.build()?;
+        let env = interpreter
+            .environment(&self.tier, options)
+            .context("interpreter")?;
+        Ok(match &self.audit {
+            Some(path) => {
+                let sink = FileAuditSink::open(path)
+                    .with_context(|| format!("--audit {}", path.display()))?;
+                env.with_audit(Arc::new(sink))
+            }
+            None => env,
+        })
+    }
+
     /// The interpreter and the environment options these flags describe.
     pub fn build(&self) -> anyhow::Result<(Interpreter, EnvironmentOptions)> {
         let mut policy = match &self.policy {

@@ -148,10 +148,7 @@ pub fn run(command: &ServeCommand) -> anyhow::Result<ExitCode> {
 fn serve_interpreter(args: &InterpreterServeArgs) -> anyhow::Result<ExitCode> {
     use apizr_runtime::interpreter::SessionOptions;
     use apizr_runtime::serve::mcp::interpreter::{InterpreterHandler, serve_interpreter_blocking};
-    let (interpreter, options) = args.interpreter.build()?;
-    let environment = interpreter
-        .environment(&args.interpreter.tier, options)
-        .context("interpreter")?;
+    let environment = args.interpreter.environment()?;
     if args.session && environment.tier().is_docker() {
         bail!(
             "--session: sessions exist for the local tiers only, not `{}`",

@@ -62,6 +62,21 @@ fn prints_the_result_and_exits_by_success() {
         .output()
         .unwrap();
     assert_eq!(json(&out)["unsafe"], true);
+    // `--audit`: one apizr.audit/v1 line per run, appended.
+    let dir = scratch("audit");
+    let trail = dir.join("audit.jsonl");
+    for code in ["print(1)", "raise SystemExit(4)"] {
+        apizr(&["run", "--audit", trail.to_str().unwrap(), "-c", code])
+            .output()
+            .unwrap();
+    }
+    let text = std::fs::read_to_string(&trail).unwrap();
+    let statuses: Vec<_> = text
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["status"].clone())
+        .collect();
+    assert_eq!(statuses, ["success", "failed"], "{text}");
+    std::fs::remove_dir_all(dir).unwrap();
 }
 
 #[test]
@@ -114,6 +129,11 @@ fn bad_input_is_exit_2_with_a_precise_message() {
         (
             vec!["run", "--declared-only", "telepathy", "-c", "1"],
             "unknown policy field \"telepathy\"",
+        ),
+        // An audit trail that cannot be written: nothing runs unaudited.
+        (
+            vec!["run", "--audit", "/nonexistent/audit.jsonl", "-c", "1"],
+            "--audit /nonexistent/audit.jsonl",
         ),
     ];
     for (args, fragment) in cases {

@@ -32,7 +32,9 @@
 //! * [`environment`] — [`Interpreter`] (shared state) and its factory of [`Environment`]s;
 //!   the import check and the `static` tier.
 //! * [`session`] — [`Session`]: a persistent interpreter (local tiers) under one policy, with
-//!   `copy_in` / `copy_out`, idle expiry and close.
+//!   `copy_in` (files and directories) / `copy_out`, `reset`, idle expiry, close, and the
+//!   start-up sweep of workspaces a dead host process left.
+//! * [`audit`] — one `apizr.audit/v1` record per run ([`Environment::with_audit`]).
 //! * Tiers: `local` (the local tiers: spawn path, supervision), `docker` (the docker tiers:
 //!   container body, exchange, archive).
 //! * Building blocks: [`bootstrap`] (the in-worker bootstrap and import guard), [`capture`]
@@ -41,6 +43,7 @@
 //!   keyed by the requirement set).
 
 pub mod artifacts;
+pub mod audit;
 pub mod bootstrap;
 pub mod capture;
 mod docker;

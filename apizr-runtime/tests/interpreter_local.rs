@@ -9,6 +9,8 @@ mod endings;
 mod interpreter_support;
 #[path = "interpreter_local/session.rs"]
 mod session;
+#[path = "interpreter_local/session_lifecycle.rs"]
+mod session_lifecycle;
 
 use std::io::Read;
 use std::net::TcpListener;

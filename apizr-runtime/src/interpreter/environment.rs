@@ -23,6 +23,7 @@ use super::policy::{CapabilityPolicy, PolicyError, validate_package};
 use super::result::ExecutionResult;
 use super::session::{Session, SessionError, SessionOptions};
 use super::tier::{Tier, UnknownTier};
+use crate::audit::AuditSink;
 use crate::local::runtime::LauncherLocation;
 
 /// The largest code an environment accepts (the inspector's source limit).
@@ -161,6 +162,7 @@ impl Interpreter {
             working_directory: options.working_directory,
             packages,
             interpreter: self.clone(),
+            audit: None,
         })
     }
 
@@ -197,9 +199,32 @@ pub struct Environment {
     working_directory: Option<PathBuf>,
     packages: Vec<String>,
     interpreter: Interpreter,
+    audit: Option<Arc<dyn AuditSink>>,
 }
 
 impl Environment {
+    /// Write one audit record per run (and per session call) to `sink` ([`super::audit`]).
+    #[must_use]
+    pub fn with_audit(mut self, sink: Arc<dyn AuditSink>) -> Self {
+        self.audit = Some(sink);
+        self
+    }
+
+    /// Record `result`, a run of `code`, when an audit sink is set. Returns why the record
+    /// could not be written.
+    pub(crate) fn audited(&self, code: &str, result: ExecutionResult) -> ExecutionResult {
+        if let Some(sink) = &self.audit
+            && let Err(e) = sink.record(&super::audit::record(code, self.policy(), &result))
+        {
+            let mut result = result;
+            result
+                .cleanup
+                .push(format!("audit record not written: {e}"));
+            return result;
+        }
+        result
+    }
+
     pub fn tier(&self) -> Tier {
         self.tier
     }
@@ -240,6 +265,11 @@ impl Environment {
     /// Run `code` (or, in the `static` tier, only check it). Never panics; every failure is
     /// a result.
     pub fn execute(&self, code: &str) -> ExecutionResult {
+        let result = self.run(code);
+        self.audited(code, result)
+    }
+
+    fn run(&self, code: &str) -> ExecutionResult {
         let started = Instant::now();
         if let Some(result) = self.check(code, started) {
             return result;

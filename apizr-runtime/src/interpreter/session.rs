@@ -14,16 +14,22 @@
 //!   trustworthy half-way through a call) and says so in every later result.
 //! * Idle expiry (no call for `idle_timeout`) and [`Session::close`] (also on drop) kill the
 //!   tree, release the identity, cgroups and directories, and remove the workspace: nothing is
-//!   left behind.
+//!   left behind. A host process killed with sessions open leaves their workspaces; the next
+//!   session start sweeps those whose owner is dead ([`sweep`]).
+//! * [`Session::reset`] starts over: the process (and every variable) is replaced by a fresh
+//!   one under the same policy and the workspace is emptied.
+
+mod copy;
+pub mod sweep;
+
+pub use copy::Copied;
 
 use std::fs::File;
 use std::io;
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use std::thread;
 use std::time::{Duration, Instant};
-
-use rustix::fs::{Mode, OFlags, ResolveFlags, openat2};
 
 use super::artifacts::{self, Snapshot};
 use super::bootstrap::BootRequest;
@@ -110,63 +116,68 @@ impl Session {
             return Err(SessionError::WorkingDirectory);
         }
         let parts = environment.parts();
-        let job = Job {
-            code: "",
-            allowed: environment.allowed_imports(),
-            policy: environment.policy(),
-            packages: parts.packages,
-            working_directory: None,
-            store: parts.store,
-            started: Instant::now(),
-        };
-        let setup = parts
-            .local
-            .setup(tier, &job)
-            .map_err(SessionError::Refused)?;
-        let workspace = artifacts::private_dir(parts.temp_root, "apizr-session")
+        let _ = sweep::sweep(parts.temp_root);
+        let workspace = artifacts::private_dir(parts.temp_root, &sweep::prefix())
             .map_err(|e| SessionError::Start(format!("workspace: {e}")))?;
-        let request = BootRequest {
-            allowed: job.allowed.map(<[String]>::to_vec),
-            seccomp: setup.seccomp.clone(),
-            site_dirs: setup.site_dirs.clone(),
-            session: true,
-            ..BootRequest::default()
-        };
-        let started = parts
-            .local
-            .launch(
-                tier,
-                job.policy,
-                &setup.plan,
-                &setup.v1,
-                &setup.host,
-                &setup.python,
-                &workspace,
-            )
-            .and_then(|(spec, held)| {
-                Persistent::start(parts.local.spawner(), &spec, &request.frame(), held)
-            });
-        let process = match started {
-            Ok(p) => p,
-            Err(message) => {
+        let started = match start(environment, &workspace) {
+            Ok(s) => s,
+            Err(e) => {
                 let _ = std::fs::remove_dir_all(&workspace);
-                return Err(SessionError::Start(message));
+                return Err(e);
             }
         };
         let shared = Arc::new(Shared {
             environment: environment.clone(),
             workspace,
             idle: options.idle_timeout,
-            enforcement: setup.ctx.enforcement.clone(),
-            packages: setup.ctx.packages.clone(),
-            timeout: setup.timeout,
+            enforcement: started.enforcement,
+            packages: started.packages,
+            timeout: started.timeout,
             state: Mutex::new(State::Live {
-                process: Box::new(process),
+                process: started.process,
                 last_used: Instant::now(),
             }),
         });
         reap_when_idle(Arc::downgrade(&shared));
         Ok(Session { shared })
+    }
+
+    /// Start over: end the process (every variable, import and child with it), empty the
+    /// workspace, and start a fresh process under the same policy. A closed session stays
+    /// closed; if the fresh process cannot start, the session ends and says why.
+    pub fn reset(&self) -> Result<(), SessionError> {
+        let mut state = self.shared.live()?;
+        let old = std::mem::replace(&mut *state, State::Closed("resetting".into()));
+        let mut cleanup = match old {
+            State::Live { process, .. } => process.close(),
+            State::Closed(_) => Vec::new(),
+        };
+        if let Err(e) = empty_dir(&self.shared.workspace) {
+            cleanup.push(format!(
+                "workspace {}: {e}",
+                self.shared.workspace.display()
+            ));
+        }
+        if !cleanup.is_empty() {
+            let why = format!("reset could not clean up: {}", cleanup.join("; "));
+            *state = State::Closed(why.clone());
+            return Err(SessionError::Closed(why));
+        }
+        match start(&self.shared.environment, &self.shared.workspace) {
+            Ok(started) => {
+                *state = State::Live {
+                    process: started.process,
+                    last_used: Instant::now(),
+                };
+                Ok(())
+            }
+            Err(e) => {
+                let why = format!("reset could not start a fresh process: {e}");
+                *state = State::Closed(why.clone());
+                let _ = std::fs::remove_dir_all(&self.shared.workspace);
+                Err(SessionError::Closed(why))
+            }
+        }
     }
 
     /// The session's workspace (removed when the session ends).
@@ -189,6 +200,11 @@ impl Session {
 
     /// Run `code` in the session. Never panics; every failure is a result.
     pub fn execute(&self, code: &str) -> ExecutionResult {
+        let result = self.call(code);
+        self.shared.environment.audited(code, result)
+    }
+
+    fn call(&self, code: &str) -> ExecutionResult {
         let started = Instant::now();
         let env = &self.shared.environment;
         if let Some(result) = env.check(code, started) {
@@ -250,52 +266,23 @@ impl Session {
         outcome::finish(ctx, produced)
     }
 
-    /// Copy the host file `source` to `destination` (relative, beneath the workspace; its
-    /// directory must exist). Never follows a link inside the workspace; an existing regular
-    /// file is replaced. Returns the bytes copied.
+    /// Copy the host file or directory `source` to `destination` (relative, beneath the
+    /// workspace; its parent must exist). Never follows a link inside the workspace; an
+    /// existing regular file is replaced; a link or special file in a host directory refuses
+    /// the copy before anything is written (see [`copy`]). Returns the bytes copied.
     pub fn copy_in(&self, source: &Path, destination: &str) -> Result<u64, SessionError> {
+        self.copy_in_tree(source, destination).map(|c| c.bytes)
+    }
+
+    /// [`Session::copy_in`], returning bytes and files copied.
+    pub fn copy_in_tree(&self, source: &Path, destination: &str) -> Result<Copied, SessionError> {
         let state = self.shared.live()?;
         let uid = match &*state {
             State::Live { process, .. } => process.uid(),
             State::Closed(_) => None,
         };
-        let bad = |reason: String| SessionError::Path {
-            path: destination.to_string(),
-            reason,
-        };
-        check_relative(destination).map_err(bad)?;
-        let mut from = File::open(source).map_err(|e| SessionError::Path {
-            path: source.display().to_string(),
-            reason: e.to_string(),
-        })?;
-        let dir = File::open(&self.shared.workspace).map_err(|e| bad(e.to_string()))?;
-        let fd = openat2(
-            &dir,
-            destination,
-            OFlags::WRONLY | OFlags::CREATE | OFlags::TRUNC | OFlags::NOFOLLOW | OFlags::CLOEXEC,
-            Mode::from_raw_mode(0o600),
-            ResolveFlags::BENEATH | ResolveFlags::NO_SYMLINKS | ResolveFlags::NO_MAGICLINKS,
-        )
-        .map_err(|e| {
-            bad(format!(
-                "not writable beneath the workspace without links: {e}"
-            ))
-        })?;
-        let mut to = File::from(fd);
-        if !to.metadata().is_ok_and(|m| m.is_file()) {
-            return Err(bad("not a regular file".into()));
-        }
-        let copied = io::copy(&mut from, &mut to).map_err(|e| bad(e.to_string()))?;
-        if let Some(uid) = uid {
-            // The code runs as the session's uid: the file is its own, like what it writes.
-            nix::unistd::fchown(
-                &to,
-                Some(nix::unistd::Uid::from_raw(uid)),
-                Some(nix::unistd::Gid::from_raw(uid)),
-            )
-            .map_err(|e| bad(format!("chown: {e}")))?;
-        }
-        Ok(copied)
+        copy::copy_in(&self.shared.workspace, source, destination, uid)
+            .map_err(|(path, reason)| SessionError::Path { path, reason })
     }
 
     /// Copy the workspace's regular file `source` (relative; no link anywhere on the way) to
@@ -307,7 +294,7 @@ impl Session {
             path: source.to_string(),
             reason,
         };
-        check_relative(source).map_err(bad)?;
+        copy::check_relative(source).map_err(bad)?;
         let mut from =
             artifacts::open_beneath(&self.shared.workspace, source, None).ok_or_else(|| {
                 bad("not a regular file beneath the workspace (links are never followed)".into())
@@ -384,6 +371,75 @@ impl Drop for Shared {
     }
 }
 
+/// A started session process and what the session reports with every call.
+struct Started {
+    process: Box<Persistent>,
+    enforcement: EnforcementReport,
+    packages: Option<PackageReport>,
+    timeout: Duration,
+}
+
+/// Start a session process of `environment` in `workspace`, exactly as a one-shot run starts
+/// (the same plan, refusals, packages, launcher, identity, cgroups, seccomp, guard).
+fn start(environment: &Environment, workspace: &Path) -> Result<Started, SessionError> {
+    let tier = environment.tier();
+    let parts = environment.parts();
+    let job = Job {
+        code: "",
+        allowed: environment.allowed_imports(),
+        policy: environment.policy(),
+        packages: parts.packages,
+        working_directory: None,
+        store: parts.store,
+        started: Instant::now(),
+    };
+    let setup = parts
+        .local
+        .setup(tier, &job)
+        .map_err(SessionError::Refused)?;
+    let request = BootRequest {
+        allowed: job.allowed.map(<[String]>::to_vec),
+        seccomp: setup.seccomp.clone(),
+        site_dirs: setup.site_dirs.clone(),
+        session: true,
+        ..BootRequest::default()
+    };
+    let process = parts
+        .local
+        .launch(
+            tier,
+            job.policy,
+            &setup.plan,
+            &setup.v1,
+            &setup.host,
+            &setup.python,
+            workspace,
+        )
+        .and_then(|(spec, held)| {
+            Persistent::start(parts.local.spawner(), &spec, &request.frame(), held)
+        })
+        .map_err(SessionError::Start)?;
+    Ok(Started {
+        process: Box::new(process),
+        enforcement: setup.ctx.enforcement,
+        packages: setup.ctx.packages,
+        timeout: setup.timeout,
+    })
+}
+
+/// Remove everything inside `dir` (links are removed, never followed).
+fn empty_dir(dir: &Path) -> io::Result<()> {
+    for entry in std::fs::read_dir(dir)? {
+        let entry = entry?;
+        if entry.file_type()?.is_dir() {
+            std::fs::remove_dir_all(entry.path())?;
+        } else {
+            std::fs::remove_file(entry.path())?;
+        }
+    }
+    Ok(())
+}
+
 /// Expire the session after `idle` without a call. The thread holds no strong reference: a
 /// dropped session ends it.
 fn reap_when_idle(shared: Weak<Shared>) {
@@ -408,13 +464,4 @@ fn reap_when_idle(shared: Weak<Shared>) {
             thread::sleep(wait.min(Duration::from_secs(1)));
         }
     });
-}
-
-/// A relative path of plain names (no `..`, no root).
-fn check_relative(path: &str) -> Result<(), String> {
-    let p = Path::new(path);
-    if path.is_empty() || !p.components().all(|c| matches!(c, Component::Normal(_))) {
-        return Err("expected a relative path of plain names beneath the workspace".into());
-    }
-    Ok(())
 }
