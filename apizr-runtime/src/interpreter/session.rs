@@ -20,11 +20,12 @@
 //!   one under the same policy and the workspace is emptied.
 
 mod copy;
+mod start;
 pub mod sweep;
 
 pub use copy::Copied;
+use start::{empty_dir, start};
 
-use std::fs::File;
 use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
@@ -32,11 +33,10 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use super::artifacts::{self, Snapshot};
-use super::bootstrap::BootRequest;
 use super::enforcement::EnforcementReport;
 use super::environment::Environment;
+use super::local;
 use super::local::persistent::Persistent;
-use super::local::{self, Job};
 use super::outcome::{self, Context, Produced};
 use super::packages::PackageReport;
 use super::process;
@@ -269,7 +269,7 @@ impl Session {
     /// Copy the host file or directory `source` to `destination` (relative, beneath the
     /// workspace; its parent must exist). Never follows a link inside the workspace; an
     /// existing regular file is replaced; a link or special file in a host directory refuses
-    /// the copy before anything is written (see [`copy`]). Returns the bytes copied.
+    /// the copy before anything is written (`session/copy.rs`). Returns the bytes copied.
     pub fn copy_in(&self, source: &Path, destination: &str) -> Result<u64, SessionError> {
         self.copy_in_tree(source, destination).map(|c| c.bytes)
     }
@@ -290,24 +290,8 @@ impl Session {
     /// overwritten). Returns the bytes copied.
     pub fn copy_out(&self, source: &str, destination: &Path) -> Result<u64, SessionError> {
         let _state = self.shared.live()?;
-        let bad = |reason: String| SessionError::Path {
-            path: source.to_string(),
-            reason,
-        };
-        copy::check_relative(source).map_err(bad)?;
-        let mut from =
-            artifacts::open_beneath(&self.shared.workspace, source, None).ok_or_else(|| {
-                bad("not a regular file beneath the workspace (links are never followed)".into())
-            })?;
-        let mut to = File::options()
-            .write(true)
-            .create_new(true)
-            .open(destination)
-            .map_err(|e| SessionError::Path {
-                path: destination.display().to_string(),
-                reason: e.to_string(),
-            })?;
-        io::copy(&mut from, &mut to).map_err(|e| bad(e.to_string()))
+        copy::copy_out(&self.shared.workspace, source, destination)
+            .map_err(|(path, reason)| SessionError::Path { path, reason })
     }
 
     /// End the session now: kill the tree, release everything, remove the workspace. Returns
@@ -369,75 +353,6 @@ impl Drop for Shared {
             let _ = self.end(&mut state, "dropped".into());
         }
     }
-}
-
-/// A started session process and what the session reports with every call.
-struct Started {
-    process: Box<Persistent>,
-    enforcement: EnforcementReport,
-    packages: Option<PackageReport>,
-    timeout: Duration,
-}
-
-/// Start a session process of `environment` in `workspace`, exactly as a one-shot run starts
-/// (the same plan, refusals, packages, launcher, identity, cgroups, seccomp, guard).
-fn start(environment: &Environment, workspace: &Path) -> Result<Started, SessionError> {
-    let tier = environment.tier();
-    let parts = environment.parts();
-    let job = Job {
-        code: "",
-        allowed: environment.allowed_imports(),
-        policy: environment.policy(),
-        packages: parts.packages,
-        working_directory: None,
-        store: parts.store,
-        started: Instant::now(),
-    };
-    let setup = parts
-        .local
-        .setup(tier, &job)
-        .map_err(SessionError::Refused)?;
-    let request = BootRequest {
-        allowed: job.allowed.map(<[String]>::to_vec),
-        seccomp: setup.seccomp.clone(),
-        site_dirs: setup.site_dirs.clone(),
-        session: true,
-        ..BootRequest::default()
-    };
-    let process = parts
-        .local
-        .launch(
-            tier,
-            job.policy,
-            &setup.plan,
-            &setup.v1,
-            &setup.host,
-            &setup.python,
-            workspace,
-        )
-        .and_then(|(spec, held)| {
-            Persistent::start(parts.local.spawner(), &spec, &request.frame(), held)
-        })
-        .map_err(SessionError::Start)?;
-    Ok(Started {
-        process: Box::new(process),
-        enforcement: setup.ctx.enforcement,
-        packages: setup.ctx.packages,
-        timeout: setup.timeout,
-    })
-}
-
-/// Remove everything inside `dir` (links are removed, never followed).
-fn empty_dir(dir: &Path) -> io::Result<()> {
-    for entry in std::fs::read_dir(dir)? {
-        let entry = entry?;
-        if entry.file_type()?.is_dir() {
-            std::fs::remove_dir_all(entry.path())?;
-        } else {
-            std::fs::remove_file(entry.path())?;
-        }
-    }
-    Ok(())
 }
 
 /// Expire the session after `idle` without a call. The thread holds no strong reference: a

@@ -206,3 +206,24 @@ fn chown(file: &impl AsFd, uid: Option<u32>) -> Result<(), String> {
     )
     .map_err(|e| format!("chown: {e}"))
 }
+
+/// Copy the workspace's regular file `source` (relative; no link anywhere on the way) to the
+/// host path `destination`, which must not exist. Returns the bytes copied.
+pub(super) fn copy_out(
+    workspace: &Path,
+    source: &str,
+    destination: &Path,
+) -> Result<u64, (String, String)> {
+    let at_source = |reason: String| (source.to_string(), reason);
+    check_relative(source).map_err(at_source)?;
+    let mut from = crate::interpreter::artifacts::open_beneath(workspace, source, None)
+        .ok_or_else(|| {
+            at_source("not a regular file beneath the workspace (links are never followed)".into())
+        })?;
+    let mut to = File::options()
+        .write(true)
+        .create_new(true)
+        .open(destination)
+        .map_err(|e| (destination.display().to_string(), e.to_string()))?;
+    io::copy(&mut from, &mut to).map_err(|e| at_source(e.to_string()))
+}

@@ -1,0 +1,83 @@
+//! Starting a session's process: exactly as a one-shot run starts (the same plan, refusals,
+//! packages, launcher, identity, cgroups, seccomp, guard), with the bootstrap in session mode.
+
+use std::io;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use super::SessionError;
+use crate::interpreter::bootstrap::BootRequest;
+use crate::interpreter::enforcement::EnforcementReport;
+use crate::interpreter::environment::Environment;
+use crate::interpreter::local::Job;
+use crate::interpreter::local::persistent::Persistent;
+use crate::interpreter::packages::PackageReport;
+
+/// A started session process and what the session reports with every call.
+pub(super) struct Started {
+    pub process: Box<Persistent>,
+    pub enforcement: EnforcementReport,
+    pub packages: Option<PackageReport>,
+    pub timeout: Duration,
+}
+
+/// Start a session process of `environment` in `workspace`, exactly as a one-shot run starts
+/// (the same plan, refusals, packages, launcher, identity, cgroups, seccomp, guard).
+pub(super) fn start(environment: &Environment, workspace: &Path) -> Result<Started, SessionError> {
+    let tier = environment.tier();
+    let parts = environment.parts();
+    let job = Job {
+        code: "",
+        allowed: environment.allowed_imports(),
+        policy: environment.policy(),
+        packages: parts.packages,
+        working_directory: None,
+        store: parts.store,
+        started: Instant::now(),
+    };
+    let setup = parts
+        .local
+        .setup(tier, &job)
+        .map_err(SessionError::Refused)?;
+    let request = BootRequest {
+        allowed: job.allowed.map(<[String]>::to_vec),
+        seccomp: setup.seccomp.clone(),
+        site_dirs: setup.site_dirs.clone(),
+        session: true,
+        ..BootRequest::default()
+    };
+    let process = parts
+        .local
+        .launch(
+            tier,
+            job.policy,
+            &setup.plan,
+            &setup.v1,
+            &setup.host,
+            &setup.python,
+            workspace,
+        )
+        .and_then(|(spec, held)| {
+            Persistent::start(parts.local.spawner(), &spec, &request.frame(), held)
+        })
+        .map_err(SessionError::Start)?;
+    Ok(Started {
+        process: Box::new(process),
+        enforcement: setup.ctx.enforcement,
+        packages: setup.ctx.packages,
+        timeout: setup.timeout,
+    })
+}
+
+/// Remove everything inside `dir` (links are removed, never followed).
+pub(super) fn empty_dir(dir: &Path) -> io::Result<()> {
+    for entry in std::fs::read_dir(dir)? {
+        let entry = entry?;
+        if entry.file_type()?.is_dir() {
+            std::fs::remove_dir_all(entry.path())?;
+        } else {
+            std::fs::remove_file(entry.path())?;
+        }
+    }
+    Ok(())
+}
