@@ -1,6 +1,6 @@
 //! Server faults over real HTTP, with a raw TCP client where a well-behaved one cannot misbehave
 //! enough: abandoned requests give their queue slot back; the governed worker and memory caps
-//! answer 429 / 503 and `/metrics` shows them; partial heads, idle connections and slow bodies
+//! answer 429 / 503 and `/metrics` shows them, across the sources of one server too; partial heads, idle connections and slow bodies
 //! are cut by their timeouts while long calls are not; broken chunked framing is 400; request
 //! bodies share one memory budget (503); `/docs` needs the token.
 #![cfg(feature = "rest")]
@@ -84,6 +84,45 @@ async fn governed_worker_cap_spans_capabilities() {
     assert_eq!(running.await.unwrap(), 200);
     settle(&server, "apizr_governed_workers", 0.0).await;
     assert_eq!(server.post("bump", b"{}", &[]).await.0, 200);
+}
+
+/// Two governed sources in one server (a program with bindings of two files, or of two
+/// policies): the worker cap is the server's, not each source's, and `/metrics` has one
+/// limit series. Before the budget was shared, `add` ran here on its source's own budget.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn governed_worker_cap_spans_sources() {
+    let mut slow = slow_spec(governed("{}"), None);
+    let mut kinds = kinds_spec(governed("{}"));
+    for spec in [&mut slow, &mut kinds] {
+        spec.launcher = launcher();
+        spec.gates.workers = 1;
+        spec.gates.queue = 0;
+    }
+    let plan = apizr_runtime::serve::ServicePlan {
+        specs: vec![slow, kinds],
+        ..Default::default()
+    };
+    let server = Server::start_plan(plan, ServeOptions::default()).await;
+    let metrics = server.get("/metrics", None).await.2;
+    let metrics = String::from_utf8_lossy(&metrics);
+    assert_eq!(
+        metrics
+            .lines()
+            .filter(|l| l.starts_with("apizr_governed_workers_limit "))
+            .collect::<Vec<_>>(),
+        ["apizr_governed_workers_limit 1"]
+    );
+    let runner = server.clone();
+    let running =
+        tokio::spawn(async move { runner.post("nap", b"{\"seconds\": 1.5}", &[]).await.0 });
+    settle(&server, "apizr_governed_workers", 1.0).await;
+    // Another source: its capability gate is free, the server's one worker is not.
+    let (status, _, body) = server.post("add", b"{\"a\": 1}", &[]).await;
+    assert_eq!(status, 429, "{}", String::from_utf8_lossy(&body));
+    assert_eq!(running.await.unwrap(), 200);
+    settle(&server, "apizr_governed_workers", 0.0).await;
+    let (status, _, body) = server.post("add", b"{\"a\": 1}", &[]).await;
+    assert_eq!((status, body.as_slice()), (200, b"3".as_slice()));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -2,6 +2,11 @@
 //! most `queue` waiting, then 429) and, in the governed modes, one server-wide gate on worker
 //! processes (or containers) and on the sum of their memory limits.
 //!
+//! The server-wide budget ([`GovernedBudget`]) is one per server, shared by every source it
+//! serves (a program with several governed bindings, each its own [`Admission`]): the caps
+//! bound the host, so two bindings must not each get a budget of the full size. Each source
+//! claims its own policy's memory limit per call from the shared budget.
+//!
 //! Why guards: a caller can vanish at any await (an HTTP client hangs up, an MCP request is
 //! cancelled) and its future is then dropped mid-wait. Every count here (a queue slot, a
 //! running permit, reserved memory, the gauges of `/metrics`) is held by a value whose `Drop`
@@ -46,10 +51,27 @@ struct CapabilityGate {
     waiting: AtomicUsize,
 }
 
-struct ServerGate {
+/// The server-wide governed caps: worker slots and memory (KiB), shared by every source.
+pub(crate) struct GovernedBudget {
     workers: Semaphore,
     memory_kib: Semaphore,
-    /// This server's per-call claim, in KiB (0: no memory limit in the policy).
+    budget_kib: u64,
+}
+
+impl GovernedBudget {
+    pub(crate) fn new(gates: &Gates) -> Arc<GovernedBudget> {
+        let budget_kib = kib(gates.memory_bytes).min(Semaphore::MAX_PERMITS as u64);
+        Arc::new(GovernedBudget {
+            workers: Semaphore::new(gates.workers.clamp(1, Semaphore::MAX_PERMITS)),
+            memory_kib: Semaphore::new(usize::try_from(budget_kib).unwrap_or(0)),
+            budget_kib,
+        })
+    }
+}
+
+struct ServerGate {
+    budget: Arc<GovernedBudget>,
+    /// This source's per-call claim, in KiB (0: no memory limit in the policy).
     claim_kib: u32,
     claim_bytes: u64,
     over_capacity: bool,
@@ -122,11 +144,13 @@ fn kib(bytes: u64) -> u64 {
 }
 
 impl Admission {
-    /// Gates for `names`; `governed` adds the server-wide gate for that policy's claim.
+    /// Gates for `names`; `governed` adds the server-wide gate for that policy's claim, on
+    /// `budget` (shared with the server's other sources) or, without one, a budget of its own.
     pub(crate) fn new<'n>(
         names: impl IntoIterator<Item = &'n str>,
         gates: &Gates,
         governed: Option<GovernedClaim>,
+        budget: Option<Arc<GovernedBudget>>,
         metrics: Arc<Metrics>,
     ) -> Admission {
         let capabilities = names
@@ -140,12 +164,11 @@ impl Admission {
             })
             .collect();
         let server = governed.map(|claim| {
-            let budget_kib = kib(gates.memory_bytes).min(Semaphore::MAX_PERMITS as u64);
+            let budget = budget.unwrap_or_else(|| GovernedBudget::new(gates));
             let claim_bytes = claim.memory_bytes.unwrap_or(0);
-            let over_capacity = kib(claim_bytes) > budget_kib;
+            let over_capacity = kib(claim_bytes) > budget.budget_kib;
             ServerGate {
-                workers: Semaphore::new(gates.workers.clamp(1, Semaphore::MAX_PERMITS)),
-                memory_kib: Semaphore::new(usize::try_from(budget_kib).unwrap_or(0)),
+                budget,
                 claim_kib: u32::try_from(kib(claim_bytes)).unwrap_or(u32::MAX),
                 claim_bytes,
                 over_capacity,
@@ -219,10 +242,10 @@ impl Admission {
         let Some(server) = &self.server else {
             return Some(None);
         };
-        let worker = server.workers.try_acquire().ok()?;
+        let worker = server.budget.workers.try_acquire().ok()?;
         let memory = match server.claim_kib {
             0 => None,
-            n => Some(server.memory_kib.try_acquire_many(n).ok()?),
+            n => Some(server.budget.memory_kib.try_acquire_many(n).ok()?),
         };
         Some(Some(self.server_permit_from(server, worker, memory)))
     }
@@ -231,11 +254,17 @@ impl Admission {
         let Some(server) = &self.server else {
             return Ok(None);
         };
-        let worker = server.workers.acquire().await.map_err(|_| self.busy())?;
+        let worker = server
+            .budget
+            .workers
+            .acquire()
+            .await
+            .map_err(|_| self.busy())?;
         let memory = match server.claim_kib {
             0 => None,
             n => Some(
                 server
+                    .budget
                     .memory_kib
                     .acquire_many(n)
                     .await
@@ -274,7 +303,7 @@ mod tests {
 
     fn admission(gates: Gates, governed: Option<GovernedClaim>) -> Admission {
         let metrics = Arc::new(Metrics::new(vec!["f".into(), "g".into()]));
-        Admission::new(["f", "g"], &gates, governed, metrics)
+        Admission::new(["f", "g"], &gates, governed, None, metrics)
     }
 
     fn gates(concurrency: usize, queue: usize, workers: usize, memory_bytes: u64) -> Gates {
@@ -336,6 +365,31 @@ mod tests {
         drop((second, third));
         assert_eq!(a.metrics.governed_workers.load(Ordering::Relaxed), 0);
         assert_eq!(a.metrics.governed_memory.load(Ordering::Relaxed), 0);
+    }
+
+    #[tokio::test]
+    async fn sources_share_one_budget() {
+        // Two sources (two policies), one server: 2 workers and 700 MiB for both together.
+        let g = gates(8, 0, 2, 700 << 20);
+        let metrics = Arc::new(Metrics::new(vec!["f".into(), "g".into()]));
+        let budget = GovernedBudget::new(&g);
+        let claim = |mib: u64| {
+            Some(GovernedClaim {
+                memory_bytes: Some(mib << 20),
+            })
+        };
+        let a = Admission::new(["f"], &g, claim(300), Some(budget.clone()), metrics.clone());
+        let b = Admission::new(["g"], &g, claim(300), Some(budget), metrics.clone());
+        let first = a.enter("f").await.unwrap();
+        let second = b.enter("g").await.unwrap();
+        // Each source alone would still have room; the server has none.
+        assert!(matches!(a.enter("f").await, Err(Refused::Busy { .. })));
+        assert!(matches!(b.enter("g").await, Err(Refused::Busy { .. })));
+        assert_eq!(metrics.governed_workers.load(Ordering::Relaxed), 2);
+        drop(first);
+        let third = b.enter("g").await.unwrap();
+        drop((second, third));
+        assert_eq!(metrics.governed_memory.load(Ordering::Relaxed), 0);
     }
 
     #[tokio::test]

@@ -12,7 +12,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use super::error::ServeError;
-use super::gate::{Admission, GaugeGuard, GovernedClaim, Refused};
+use super::gate::{Admission, GaugeGuard, GovernedBudget, GovernedClaim, Refused};
 use super::metrics::Metrics;
 use super::reply::{self, Answer, GOVERNED_INVALID_DETAIL, MISMATCH_DETAIL, Rejected};
 use super::spec::{CancelOnDrop, ExecutionMode, Gates, ServeSpec};
@@ -51,7 +51,7 @@ impl Invoker {
     /// worker; governed: probe the host, or the engine and the image).
     /// `sets`: how direct mode returns set results (REST: arrays; MCP: rejected).
     pub async fn start(spec: ServeSpec, sets: SetResults) -> Result<Invoker, ServeError> {
-        Invoker::start_inner(spec, sets, None).await
+        Invoker::start_inner(spec, sets, None, None).await
     }
 
     /// As [`Invoker::start`], counting into a server's shared `metrics` (which must have a
@@ -61,13 +61,24 @@ impl Invoker {
         sets: SetResults,
         metrics: Arc<Metrics>,
     ) -> Result<Invoker, ServeError> {
-        Invoker::start_inner(spec, sets, Some(metrics)).await
+        Invoker::start_inner(spec, sets, Some(metrics), None).await
+    }
+
+    /// As [`Invoker::start_with`], on a server's shared governed `budget`.
+    pub(crate) async fn start_shared(
+        spec: ServeSpec,
+        sets: SetResults,
+        metrics: Arc<Metrics>,
+        budget: Arc<GovernedBudget>,
+    ) -> Result<Invoker, ServeError> {
+        Invoker::start_inner(spec, sets, Some(metrics), Some(budget)).await
     }
 
     async fn start_inner(
         spec: ServeSpec,
         sets: SetResults,
         shared: Option<Arc<Metrics>>,
+        budget: Option<Arc<GovernedBudget>>,
     ) -> Result<Invoker, ServeError> {
         let mut unenforceable = Vec::new();
         let executor = match &spec.mode {
@@ -142,6 +153,7 @@ impl Invoker {
             names.iter().map(String::as_str),
             &spec.gates,
             claim,
+            budget,
             metrics.clone(),
         );
         Ok(Invoker {

@@ -203,6 +203,45 @@ impl Metrics {
     }
 }
 
+/// The container pools of several v2 sources as one: sizes and counters summed, the last
+/// failure of the first that has one (`None`: no pool). One series per name in `/metrics`.
+pub fn sum_pools(pools: &[crate::oci::PoolStats]) -> Option<crate::oci::PoolStats> {
+    let (first, rest) = pools.split_first()?;
+    let mut total = first.clone();
+    for p in rest {
+        // Destructured: a new field must be summed here too (or the compiler says so).
+        let crate::oci::PoolStats {
+            size,
+            ready,
+            creating,
+            hits,
+            misses,
+            refills,
+            discarded,
+            refill_failures,
+            cleanup_failures,
+            anomalies,
+            reaped,
+            last_failure,
+        } = p;
+        total.size += size;
+        total.ready += ready;
+        total.creating += creating;
+        total.hits += hits;
+        total.misses += misses;
+        total.refills += refills;
+        total.discarded += discarded;
+        total.refill_failures += refill_failures;
+        total.cleanup_failures += cleanup_failures;
+        total.anomalies += anomalies;
+        total.reaped += reaped;
+        if total.last_failure.is_none() {
+            total.last_failure.clone_from(last_failure);
+        }
+    }
+    Some(total)
+}
+
 /// The container pool's series (v2 servers with a pool).
 pub fn render_oci_pool(out: &mut String, stats: &crate::oci::PoolStats) {
     let gauges = [
@@ -354,6 +393,29 @@ fn escape(label: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn several_pools_are_one_series_each() {
+        let pool = |hits, size| crate::oci::PoolStats {
+            hits,
+            size,
+            ..Default::default()
+        };
+        assert_eq!(super::sum_pools(&[]), None);
+        let total = super::sum_pools(&[pool(3, 2), pool(4, 2)]).unwrap_or_default();
+        let mut text = String::new();
+        super::render_oci_pool(&mut text, &total);
+        let lines: Vec<&str> = text
+            .lines()
+            .filter(|l| {
+                l.starts_with("apizr_oci_pool_hits") || l.starts_with("apizr_oci_pool_size")
+            })
+            .collect();
+        assert_eq!(
+            lines,
+            ["apizr_oci_pool_size 4", "apizr_oci_pool_hits_total 7"]
+        );
+    }
+
     use super::*;
 
     #[test]

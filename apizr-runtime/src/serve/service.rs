@@ -12,8 +12,10 @@
 //! * one [`Metrics`] for the whole server (every route's series in one exposition);
 //! * the server is ready when every source is ([`Service::not_ready`] names the first that is
 //!   not);
-//! * the server-wide governed gates (workers, memory) apply per source: each governed binding
-//!   has its own budget of the same size.
+//! * the server-wide governed gates (workers, memory) are one budget for the whole server,
+//!   shared by every governed source (sized by the first governed spec's gates: the server
+//!   flags give every spec the same), and `/metrics` has one series of each (the container
+//!   pools' counts summed over the v2 sources).
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -23,7 +25,7 @@ use std::time::{Duration, Instant};
 use apizr_ir::interface::InvocationContract;
 
 use super::error::ServeError;
-use super::gate::GaugeGuard;
+use super::gate::{GaugeGuard, GovernedBudget};
 use super::invoker::Invoker;
 use super::metrics::Metrics;
 use super::native::{NativeEndpoint, NativeRoute};
@@ -31,6 +33,7 @@ use super::reply::{self, Answer, Rejected};
 use super::spec::{CancelOnDrop, ExecutionMode, Gates, ServeSpec};
 use crate::audit::AuditSink;
 use crate::call::{AnyExecutor, MAX_ARGUMENT_BYTES};
+use crate::oci::PoolStats;
 use crate::pool::SetResults;
 
 /// What one server serves, before anything starts.
@@ -134,6 +137,7 @@ impl Service {
         if let Some(spec) = governed {
             metrics = metrics.with_governed_limits(spec.gates.workers, spec.gates.memory_bytes);
         }
+        let budget = GovernedBudget::new(&governed.map_or_else(Gates::default, |s| s.gates));
         let metrics = Arc::new(metrics);
         let mut routes = BTreeMap::new();
         let mut invokers = Vec::with_capacity(plan.specs.len());
@@ -141,7 +145,8 @@ impl Service {
             for capability in &spec.capabilities {
                 routes.insert(capability.name.clone(), Route::Python(i));
             }
-            invokers.push(Invoker::start_with(spec, sets, metrics.clone()).await?);
+            invokers
+                .push(Invoker::start_shared(spec, sets, metrics.clone(), budget.clone()).await?);
         }
         let native: Vec<NativeRoute> = plan
             .native
@@ -197,12 +202,16 @@ impl Service {
     pub fn metrics_text(&self) -> String {
         let kills = self.invokers.iter().map(Invoker::kills).sum();
         let mut text = self.metrics.render(kills);
-        for invoker in &self.invokers {
-            if let AnyExecutor::Oci(oci) = invoker.executor()
-                && let Some(pool) = oci.pool()
-            {
-                super::metrics::render_oci_pool(&mut text, &pool.stats());
-            }
+        let pools: Vec<PoolStats> = self
+            .invokers
+            .iter()
+            .filter_map(|invoker| match invoker.executor() {
+                AnyExecutor::Oci(oci) => oci.pool().map(|pool| pool.stats()),
+                _ => None,
+            })
+            .collect();
+        if let Some(total) = super::metrics::sum_pools(&pools) {
+            super::metrics::render_oci_pool(&mut text, &total);
         }
         // One set of series for every source's pre-started workers.
         let v1 = self

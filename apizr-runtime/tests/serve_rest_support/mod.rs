@@ -9,8 +9,8 @@ use std::time::Duration;
 
 use apizr_inspect::{InspectOptions, interface};
 use apizr_ir::SourceKind;
-use apizr_runtime::serve::rest::run_rest_on;
-use apizr_runtime::serve::{ExecutionMode, ServeOptions, ServeSource, ServeSpec};
+use apizr_runtime::serve::rest::run_rest_plan_on;
+use apizr_runtime::serve::{ExecutionMode, ServeOptions, ServeSource, ServeSpec, ServicePlan};
 use apizr_runtime::{Executable, LauncherLocation};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
@@ -81,10 +81,15 @@ pub type Answer = (u16, String, Vec<u8>);
 impl Server {
     /// Serve on 127.0.0.1:<ephemeral> and wait until `/readyz` answers 200.
     pub async fn start(spec: ServeSpec, options: ServeOptions) -> Server {
+        Server::start_plan(ServicePlan::from(spec), options).await
+    }
+
+    /// As [`Server::start`], for several sources in one server.
+    pub async fn start_plan(plan: ServicePlan, options: ServeOptions) -> Server {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
         tokio::spawn(async move {
-            run_rest_on(listener, spec, options).await.unwrap();
+            run_rest_plan_on(listener, plan, options).await.unwrap();
         });
         let server = Server { addr };
         for _ in 0..200 {
