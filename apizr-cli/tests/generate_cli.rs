@@ -267,7 +267,7 @@ fn projects_pin_the_runtime_and_ship_a_complete_lock_file() {
         .unwrap();
     assert!(
         cargo_toml.contains(&format!(
-            "apizr-runtime = {{ version = \"={}\", features = [\"rest\"] }}",
+            "apizr-runtime = {{ version = \"={}\", features = [\"rest\", \"macros\"] }}",
             env!("CARGO_PKG_VERSION")
         )),
         "{cargo_toml}"
@@ -282,9 +282,21 @@ fn projects_pin_the_runtime_and_ship_a_complete_lock_file() {
     let lock = std::fs::read_to_string(tmp.path().join("o/Cargo.lock")).unwrap();
     assert!(lock.contains("name = \"apizr-rest-pricing\""), "{lock}");
     assert!(lock.contains("name = \"axum\""), "{lock}");
-    // Only the REST feature's crates: the MCP SDK and the inspector are not locked.
+    // Only the REST feature's crates (the MCP SDK is not locked), and the macros of the
+    // `#[python]` bindings with the inspector they run inside the compiler.
     assert!(!lock.contains("name = \"rmcp\""));
-    assert!(!lock.contains("name = \"apizr-inspect\""));
+    for name in ["apizr-macros", "apizr-macros-backend", "apizr-inspect"] {
+        assert!(lock.contains(&format!("name = \"{name}\"")), "{name}");
+    }
+    // The parser the macro runs is optimized by name, in both profiles.
+    for profile in ["dev", "release"] {
+        assert!(
+            cargo_toml.contains(&format!(
+                "[profile.{profile}.package.ruff_python_parser]\nopt-level = 3"
+            )),
+            "{cargo_toml}"
+        );
+    }
     let locked = std::process::Command::new(env!("CARGO"))
         .args(["metadata", "--locked", "--offline", "--format-version", "1"])
         .current_dir(tmp.path().join("o"))

@@ -6,7 +6,9 @@
 //! `Cargo.lock` and the shared target directory `target/generated`; then:
 //! * the REST server (direct and governed v1) is started on a free loopback port and called
 //!   over real HTTP (`/readyz`, `/health`, successful calls, module state kept in direct mode
-//!   and reset in governed mode, a 422, `/openapi.json` = the generated file);
+//!   and reset in governed mode, a 422, `/openapi.json` = the generated file byte for byte);
+//!   the direct project is then edited and rebuilt: the `#[python]` bindings are re-checked
+//!   by the compiler, and a binary built from an edited source refuses to start;
 //! * the MCP server (direct and governed v1) is driven over stdio by the official `mcp`
 //!   Python client (`tests/mcp_client/drive.py`; Python from `MCP_CLIENT_PYTHON` or
 //!   `target/mcp-client-venv/bin/python`, required under CI);
@@ -158,13 +160,94 @@ fn serve_rest(governed: bool) {
     assert_eq!(counts, if governed { ["1", "1"] } else { ["1", "2"] });
     let (status, _) = http(port, "POST", "/capabilities/total", r#"{"prices":"x"}"#).unwrap();
     assert_eq!(status, 422);
+    // The document the bindings' contracts make is served, byte for byte the generated file
+    // (itself byte-identical to the reference's: the conformance tests).
     let (status, body) = http(port, "GET", "/openapi.json", "").unwrap();
     assert_eq!(status, 200);
     let on_disk = std::fs::read_to_string(dir.join("openapi.json")).unwrap();
-    let served: serde_json::Value = serde_json::from_str(&body).unwrap();
-    let generated: serde_json::Value = serde_json::from_str(&on_disk).unwrap();
-    assert_eq!(served, generated);
+    assert_eq!(body, on_disk);
+    drop(_server);
+    if !governed {
+        rebuilds_recheck_and_edited_files_are_refused(&dir, &binary);
+    }
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `cargo build` of the project (already built once: only its own crate recompiles).
+fn rebuild(dir: &Path) -> std::process::Output {
+    Command::new(env!("CARGO"))
+        .args(["build", "--locked", "--offline", "--manifest-path"])
+        .arg(dir.join("Cargo.toml"))
+        .env(
+            "CARGO_TARGET_DIR",
+            workspace_root().join("target/generated"),
+        )
+        .output()
+        .unwrap()
+}
+
+/// The binary, started on a port nobody listens to: it must refuse before serving.
+fn refused(binary: &Path, dir: &Path, args: &[&str]) -> String {
+    let out = Command::new(binary)
+        .args(args)
+        .args(["--port", "1"])
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// The generated `main.rs` binds every capability with `#[python]`:
+/// * a project file altered in a copy given with `--bundle` is refused (as `apizr serve
+///   --bundle` refuses it);
+/// * an edit of the Python file is re-checked by the next build (a real rebuild, not
+///   dep-info): a changed parameter type fails to compile with the macro's error naming the
+///   Python side, the original type compiles again;
+/// * a body edit compiles (the signatures still match) but the binary now carries a source
+///   its manifest does not record, and refuses to start naming the file.
+fn rebuilds_recheck_and_edited_files_are_refused(dir: &Path, binary: &Path) {
+    let main = std::fs::read_to_string(dir.join("src/main.rs")).unwrap();
+    assert!(
+        main.contains("pub fn total(prices: Vec<f64>, tax: Option<f64>) -> Result<f64, apizr_runtime::CallError>;"),
+        "{main}"
+    );
+    let openapi = dir.join("openapi.json");
+    let original = std::fs::read(&openapi).unwrap();
+    std::fs::write(&openapi, [original.as_slice(), b" "].concat()).unwrap();
+    let stderr = refused(binary, dir, &["--bundle", dir.to_str().unwrap()]);
+    assert!(
+        stderr.contains("artifact digest mismatch: openapi.json"),
+        "{stderr}"
+    );
+    std::fs::write(&openapi, &original).unwrap();
+
+    let source = dir.join("source/service.py");
+    let python = std::fs::read_to_string(&source).unwrap();
+    std::fs::write(
+        &source,
+        python.replace("prices: list[float]", "prices: list[str]"),
+    )
+    .unwrap();
+    let out = rebuild(dir);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "a mismatching signature compiled");
+    assert!(
+        stderr.contains("parameter `prices` is `list[str]` in source/service.py:6"),
+        "{stderr}"
+    );
+    std::fs::write(&source, python.replace("(1 + tax)", "(1 + tax) * 1")).unwrap();
+    let out = rebuild(dir);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stderr = refused(binary, dir, &[]);
+    assert!(
+        stderr.contains("its source does not match apizr-rest.json (was source/service.py edited"),
+        "{stderr}"
+    );
 }
 
 fn client_python() -> Option<PathBuf> {

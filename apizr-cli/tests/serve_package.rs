@@ -330,6 +330,13 @@ fn generated_package_bundle_holds_its_closure_and_refuses_a_tampered_file() {
         assert_eq!(doc["artifacts"][file]["value"], want.as_str(), "{file}");
     }
     assert!(!out.join("source/shop/unused.py").exists());
+    // A `#[python]` binding embeds one file: a package module's project keeps the main.rs
+    // that serves the verified bundle (its import closure) instead.
+    let main = std::fs::read_to_string(out.join("src/main.rs")).unwrap();
+    assert!(
+        main.contains("bundle_main_in") && !main.contains("#[apizr_runtime::python"),
+        "{main}"
+    );
     assert_eq!(
         std::fs::read_to_string(out.join("python/requirements.txt")).unwrap(),
         "attrs>=22\n"

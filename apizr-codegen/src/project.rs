@@ -10,6 +10,8 @@ use apizr_ir::Value;
 use apizr_ir::readiness::{TypeKind, TypeSpec};
 use askama::Template;
 
+use apizr_macros_backend::bindings::{self as writer, BindingMode, BindingSource, WrittenBindings};
+
 use crate::deploy::{self, Autoscaling, ExecutionKind, PORT};
 use crate::model::{Planned, RuntimeDependency, Transport};
 use crate::{mcp, openapi};
@@ -33,6 +35,10 @@ pub struct ProjectView {
     pub transport_title: &'static str,
     pub transport_variant: &'static str,
     pub manifest: &'static str,
+    /// `openapi.json` or `mcp-tools.json`.
+    pub interface_file: &'static str,
+    /// `source/<module path>.py`, the file the bindings bind.
+    pub bound_file: String,
     pub mode: &'static str,
     pub governed: bool,
     /// Governed v2: calls run in containers.
@@ -79,6 +85,9 @@ pub struct ProjectView {
     /// The workers' interpreter (`APIZR_PYTHON`): the virtual environment's when there are
     /// requirements, else the base image's `python3`.
     pub python: String,
+    /// `main.rs` serves `#[apizr_runtime::python]` bindings (`None`: it loads the contract
+    /// files at start-up; see [`bindings`]).
+    pub bindings: Option<WrittenBindings>,
 }
 
 macro_rules! project_template {
@@ -185,8 +194,14 @@ fn view(planned: &Planned, scaffold: &Scaffold<'_>) -> ProjectView {
         ),
         RuntimeDependency::Version(requirement) => (requirement.clone(), String::new()),
     };
+    let bindings = bindings(planned);
+    let macros = if bindings.is_some() {
+        ", \"macros\""
+    } else {
+        ""
+    };
     let runtime_dependency = format!(
-        "apizr-runtime = {{ version = {}, features = [\"{feature}\"] }}",
+        "apizr-runtime = {{ version = {}, features = [\"{feature}\"{macros}] }}",
         toml_string(&requirement)
     );
     let mut bundle_files: Vec<String> = vec![transport.manifest_file().to_string()];
@@ -245,6 +260,7 @@ fn view(planned: &Planned, scaffold: &Scaffold<'_>) -> ProjectView {
                 .as_ref()
                 .is_some_and(|p| !p.requirements.is_empty()),
         ),
+        bindings,
         package,
         module,
         transport: transport.name(),
@@ -254,6 +270,8 @@ fn view(planned: &Planned, scaffold: &Scaffold<'_>) -> ProjectView {
             Transport::Mcp => "Mcp",
         },
         manifest: transport.manifest_file(),
+        interface_file: transport.interface_file(),
+        bound_file: planned.bound.executable_path.clone(),
         mode: match (&planned.policy, &planned.oci) {
             (_, Some(_)) => "governed (OCI containers)",
             (Some(_), None) => "governed",
@@ -270,6 +288,39 @@ fn view(planned: &Planned, scaffold: &Scaffold<'_>) -> ProjectView {
         bundle_files,
         port: PORT,
     }
+}
+
+/// The `#[python]` bindings of a single-file `.py` source, one per capability, written with
+/// the macro's own type mapping (so the compiler re-checks them against the source).
+///
+/// `None` — the project's `main.rs` loads and verifies the contract files at start-up instead
+/// — for a module of a package (a binding embeds one file, the package's import closure is
+/// served from the bundle), a notebook, or a parameter name Rust cannot spell.
+fn bindings(planned: &Planned) -> Option<WrittenBindings> {
+    if planned.package.is_some() || planned.notebook.is_some() {
+        return None;
+    }
+    const POLICY: &str = "execution/policy.json";
+    let platform;
+    let mode = match (&planned.policy, &planned.oci) {
+        (_, Some(oci)) => {
+            platform = oci.image.platform.to_string();
+            BindingMode::Container {
+                policy: POLICY,
+                image: &oci.image.image,
+                platform: &platform,
+            }
+        }
+        (Some(_), None) => BindingMode::Policy(POLICY),
+        (None, None) => BindingMode::Direct,
+    };
+    let source = BindingSource {
+        file: &planned.bound.executable_path,
+        module: &planned.inspection.capability_ir.source.module,
+        mode,
+        allow_conditional: planned.conditional.is_some(),
+    };
+    writer::write(&source, &planned.contracts).ok()
 }
 
 /// `apizr-<transport>-<module>`, reduced to what Cargo accepts (`[a-z0-9-]`).

@@ -20,6 +20,7 @@
 //! fail; the `try_` twins return the errors (for tests).
 
 pub mod attr;
+pub mod bindings;
 pub mod check;
 mod debug;
 pub mod endpoint;

@@ -7,15 +7,19 @@
 //!   bound Python functions and native endpoints for a server (no life-before-main).
 //! * [`serve`] — serving a registration list over REST and MCP with the server of
 //!   `apizr serve` ([`serve::serve_main`]).
+//! * [`project`] — the `main` of a generated project: its bindings and compiled-in contract
+//!   files, verified against each other at start-up ([`project::project_main`]).
 //! * `__private` (hidden) — the types and functions expansions name; not a public API.
 
 mod error;
 pub mod private;
+pub mod project;
 mod run;
 pub mod serve;
 
 pub use error::CallError;
 pub use private::Registration;
+pub use project::{ProjectFiles, project_main};
 pub use serve::serve_main;
 
 /// Run the launcher if this process was started as one (then never returns); otherwise do

@@ -2,9 +2,12 @@
 //! `apizr serve` ([`crate::serve::Service`] behind the REST and MCP transports).
 //!
 //! * [`plan`] — a registration list (`apizr_runtime::capabilities![...]`) as a
-//!   [`ServicePlan`]: one spec per bound Python function (its embedded source, checked against
-//!   its digests, its contract and its own policy: direct pool, v1 or v2), plus the native
-//!   endpoints. A bound function is served under its Python name, as `apizr serve` serves it.
+//!   [`ServicePlan`]: one spec per source (the embedded file, checked against its digests,
+//!   with its own policy: direct pool, v1 or v2), holding the contracts of every binding of
+//!   that file, module and policy, plus the native endpoints. Bindings of one source share
+//!   one spec, so a module's functions share one warm pool (and its module state) as under
+//!   `apizr serve FILE`; bindings of other files or modules are further specs of the same
+//!   server. A bound function is served under its Python name, as `apizr serve` serves it.
 //! * [`serve_main`] — the whole `main` of such a program after [`crate::init`]:
 //!   `PROGRAM rest|mcp [server flags]`, the same flags as `apizr serve` (`--help` lists them).
 
@@ -71,12 +74,22 @@ pub fn plan(
         audit: overrides.audit.clone(),
         ..ServicePlan::default()
     };
+    // The binding that opened each spec (same index as `plan.specs`).
+    let mut sources: Vec<&'static PythonBinding> = Vec::new();
     for registration in registrations {
         match registration {
             Registration::Python(binding) => {
+                if let Some(i) = sources.iter().position(|s| same_source(s, binding)) {
+                    let (contract, _) = run::parts(binding)?;
+                    plan.specs[i]
+                        .capabilities
+                        .push(crate::serve::ServedCapability::new(contract));
+                    continue;
+                }
                 let mut spec = python_spec(binding)?;
                 overrides.apply(&mut spec);
                 plan.specs.push(spec);
+                sources.push(binding);
             }
             Registration::Native(endpoint) => plan.native.push(endpoint),
         }
@@ -84,6 +97,13 @@ pub fn plan(
     plan.names()
         .map_err(|e| CallError::new(Status::BindingFailed, e.to_string()))?;
     Ok(plan)
+}
+
+/// Two bindings of the same executable bytes, module and policy run in one spec.
+fn same_source(a: &PythonBinding, b: &PythonBinding) -> bool {
+    a.digests.executable == b.digests.executable
+        && a.module == b.module
+        && a.governance == b.governance
 }
 
 /// The spec of one bound function: its embedded source, contract and policy.
