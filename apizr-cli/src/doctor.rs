@@ -109,7 +109,7 @@ struct Doctor {
 /// directories in the temp dir by owner (each server's own counters are on its `/metrics`).
 #[derive(Debug, Serialize)]
 struct V1Pool {
-    /// Workers a v1 server pre-starts per capability unless `--v1-prestart` or
+    /// Workers a v1 server pre-starts per served module unless `--v1-prestart` or
     /// `APIZR_V1_PRESTART` says otherwise (0: off).
     default_size: usize,
     /// How long a pre-started worker may wait before it is replaced, in seconds.
@@ -281,7 +281,7 @@ fn pool_text(pool: &OciPool) -> String {
 /// `default N per capability, idle ≤ Ns; pid P (alive): D directories; …`
 fn v1_pool_text(pool: &V1Pool) -> String {
     let mut text = format!(
-        "default {} per capability of a v1 server ({}), replaced after {} s idle",
+        "default {} per served module of a v1 server ({}), replaced after {} s idle",
         pool.default_size,
         prestart::SIZE_ENV,
         pool.max_idle_secs

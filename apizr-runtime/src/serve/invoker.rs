@@ -362,7 +362,7 @@ fn start_pool(oci: &OciExecutor, spec: &ServeSpec) {
     );
 }
 
-/// v1: keep `spec.v1_prestart` pre-started workers per capability (after the start-up
+/// v1: keep `spec.v1_prestart` pre-started workers per served module (after the start-up
 /// sweep, which `start_prestart` runs first).
 fn start_prestart(local: &crate::local::executor::LocalExecutor, spec: &ServeSpec) {
     if spec.v1_prestart == 0 {
@@ -371,7 +371,7 @@ fn start_prestart(local: &crate::local::executor::LocalExecutor, spec: &ServeSpe
     let config = crate::local::prestart::PrestartConfig::with_size(spec.v1_prestart);
     if local.runtime().start_prestart(config) {
         eprintln!(
-            "apizr: keeping {} pre-started worker(s) per capability ready (--v1-prestart; 0 to start each call's worker cold)",
+            "apizr: keeping {} pre-started worker(s) per module ready (--v1-prestart; 0 to start each call's worker cold)",
             config.size
         );
     }

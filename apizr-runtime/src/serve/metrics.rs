@@ -322,12 +322,12 @@ pub fn render_v1_pool(out: &mut String, stats: &crate::local::prestart::Prestart
     let gauges = [
         (
             "size",
-            "Pre-started workers the pool keeps ready per capability.",
+            "Pre-started workers the pool keeps ready per served module (policy and source).",
             stats.size as u64,
         ),
         (
             "keys",
-            "Capabilities with pre-started workers.",
+            "Served modules (policy and source) with pre-started workers.",
             stats.keys as u64,
         ),
         (

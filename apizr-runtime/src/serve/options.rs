@@ -94,7 +94,7 @@ pub struct SpecOverrides {
     pub governed_memory_mb: Option<u64>,
     /// v2: prepared containers kept ready (0: a fresh container per call).
     pub oci_pool: Option<usize>,
-    /// v1: pre-started single-use workers per capability (0: every worker starts cold).
+    /// v1: pre-started single-use workers per served module (0: every worker starts cold).
     pub v1_prestart: Option<usize>,
     /// Governed modes: the audit file (one JSON line per call).
     pub audit: Option<std::path::PathBuf>,

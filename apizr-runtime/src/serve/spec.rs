@@ -144,7 +144,7 @@ pub struct ServeSpec {
     /// v2 policies: containers prepared ahead of calls (`oci::pool`); 0 creates a fresh
     /// container per call.
     pub oci_pool: usize,
-    /// v1 policies: pre-started single-use workers kept per capability
+    /// v1 policies: pre-started single-use workers kept per served module
     /// (`local::prestart`); 0 starts every call's worker cold.
     pub v1_prestart: usize,
     /// Governed modes: append one audit record per call (refusals included) to this file.

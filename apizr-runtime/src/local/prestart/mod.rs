@@ -39,7 +39,8 @@ use crate::local::host::HostCapabilities;
 use crate::local::process::{Factory, WorkerProcess};
 use crate::request::CallRequest;
 
-/// Pre-started workers a server keeps per capability unless told otherwise.
+/// Pre-started workers a server keeps per key (policy and source: one served module, whose
+/// capabilities share them) unless told otherwise.
 pub const DEFAULT_SIZE: usize = 2;
 /// A pre-started worker idle longer than this is discarded and replaced (so no process waits
 /// for hours with state the host may have changed under it, e.g. a rotated interpreter).
