@@ -1,7 +1,8 @@
 //! Pre-started single-use v1 workers (`local::prestart`): real CPython through the real
 //! launcher. Every call still gets a brand-new process (no state, uid, `/tmp` or cgroup
-//! crosses calls), the deadline counts from the request, a dead or stale worker is never
-//! served, and a killed server leaves nothing behind. The hostile suites run a second time
+//! crosses calls), a call cannot kill the idle worker waiting for a later call, the deadline
+//! counts from the request, a dead or stale worker is never served, and a killed server
+//! leaves nothing behind. The hostile suites run a second time
 //! through the pool in CI (`APIZR_TEST_V1_PRESTART=1`, see `common::runtime_in`).
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -13,6 +14,8 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use apizr_runtime::LocalRuntime;
+use apizr_runtime::ir::json::Value;
+use apizr_runtime::ir::{ParameterKind, TypeKind};
 use apizr_runtime::local::cgroup::{self, GROUP_PREFIX};
 use apizr_runtime::local::prestart::{ColdReason, PrestartConfig, ProcessSource};
 use common::*;
@@ -142,6 +145,91 @@ fn an_idle_or_dead_worker_is_never_served() {
     assert_eq!(out.report.process, Some(ProcessSource::Cold));
     assert_eq!(out.report.cold_reason, Some(ColdReason::Exited));
     assert_eq!(rt.prestart_stats().unwrap().anomalies, 1);
+}
+
+const KILLER: &str = r#"
+import os, signal
+
+def f(pid: int):
+    try:
+        os.kill(pid, signal.SIGKILL)
+        return "killed"
+    except OSError as e:
+        return e.errno
+"#;
+
+/// The interpreters of the idle workers under `root` (each launcher's child), oldest first
+/// (the keeper starts one at a time, so by pid).
+fn idle_interpreters(root: &std::path::Path) -> Vec<i64> {
+    let mut launchers: Vec<i32> = processes_of(root, "")
+        .into_iter()
+        .filter(|(_, cmd)| cmd.contains("__apizr_launch__ run"))
+        .map(|(p, _)| p)
+        .collect();
+    launchers.sort_unstable();
+    launchers
+        .iter()
+        .filter_map(|p| {
+            std::fs::read_to_string(format!("/proc/{p}/task/{p}/children"))
+                .ok()?
+                .split_whitespace()
+                .next()?
+                .parse()
+                .ok()
+        })
+        .collect()
+}
+
+/// The pool is the one place where a call runs next to another call's worker (one idle,
+/// waiting for a later call): a call that knows that worker's host pid cannot kill it, under
+/// the default policy and the strict one (the same uid and PID namespace would let it).
+#[test]
+fn a_call_cannot_kill_an_idle_worker_waiting_for_a_later_call() {
+    for (tag, policy_text) in [("default", DEFAULT), ("strict", STRICT)] {
+        let root = temp_root(&format!("prestart-sibling-{tag}"));
+        let rt = cold_runtime_in(&root);
+        assert!(rt.start_prestart(PrestartConfig {
+            size: 2,
+            ..waiting_pool(Duration::from_secs(60))
+        }));
+        let make = |pid: i64| {
+            let mut c = call(
+                KILLER,
+                "f",
+                vec![param(
+                    "pid",
+                    ParameterKind::PositionalOrKeyword,
+                    true,
+                    ts(TypeKind::Int),
+                )],
+                &[("pid", Value::Int(pid))],
+            );
+            c.policy = policy(policy_text);
+            c
+        };
+        // The first call registers the key; then two workers idle. The next call is served
+        // by the older one and attacks the younger.
+        let _ = exec(&rt, &make(0));
+        wait_for("two ready workers", || ready(&rt) == 2);
+        let idle = idle_interpreters(&root);
+        assert_eq!(idle.len(), 2, "{tag}: {idle:?}");
+        let target = idle[1];
+        let out = exec(&rt, &make(target));
+        assert_eq!(status(&out), "success", "{tag}: {:?}", out.report);
+        assert_ne!(
+            value(&out),
+            "killed",
+            "{tag}: the call killed the idle worker"
+        );
+        assert!(
+            std::path::Path::new(&format!("/proc/{target}")).exists(),
+            "{tag}: the idle worker is alive"
+        );
+        // And it serves the next call.
+        let out = exec(&rt, &make(0));
+        assert_eq!(out.report.process, Some(ProcessSource::Prestarted));
+        assert_eq!(rt.prestart_stats().unwrap().anomalies, 0, "{tag}");
+    }
 }
 
 /// The server side of the `kill -9` test (run only by it, as a separate process): a runtime
