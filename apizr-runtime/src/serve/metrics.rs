@@ -261,12 +261,7 @@ pub fn render_oci_pool(out: &mut String, stats: &crate::oci::PoolStats) {
             stats.creating as u64,
         ),
     ];
-    for (name, help, value) in gauges {
-        let _ = writeln!(
-            out,
-            "# HELP apizr_oci_pool_{name} {help}\n# TYPE apizr_oci_pool_{name} gauge\napizr_oci_pool_{name} {value}"
-        );
-    }
+    family(out, "oci_pool", &gauges, false);
     let counters = [
         (
             "hits",
@@ -309,12 +304,7 @@ pub fn render_oci_pool(out: &mut String, stats: &crate::oci::PoolStats) {
             stats.reaped,
         ),
     ];
-    for (name, help, value) in counters {
-        let _ = writeln!(
-            out,
-            "# HELP apizr_oci_pool_{name}_total {help}\n# TYPE apizr_oci_pool_{name}_total counter\napizr_oci_pool_{name}_total {value}"
-        );
-    }
+    family(out, "oci_pool", &counters, true);
 }
 
 /// The pre-started v1 workers' series (v1 servers with a pool).
@@ -337,12 +327,7 @@ pub fn render_v1_pool(out: &mut String, stats: &crate::local::prestart::Prestart
         ),
         ("starting", "Workers being started.", stats.starting as u64),
     ];
-    for (name, help, value) in gauges {
-        let _ = writeln!(
-            out,
-            "# HELP apizr_v1_pool_{name} {help}\n# TYPE apizr_v1_pool_{name} gauge\napizr_v1_pool_{name} {value}"
-        );
-    }
+    family(out, "v1_pool", &gauges, false);
     let counters = [
         ("hits", "Calls served by a pre-started worker.", stats.hits),
         (
@@ -376,10 +361,22 @@ pub fn render_v1_pool(out: &mut String, stats: &crate::local::prestart::Prestart
             stats.anomalies,
         ),
     ];
-    for (name, help, value) in counters {
+    family(out, "v1_pool", &counters, true);
+}
+
+/// One pool's series `apizr_<prefix>_<name>` (gauges) or `apizr_<prefix>_<name>_total`
+/// (counters), each with its help line.
+fn family(out: &mut String, prefix: &str, series: &[(&str, &str, u64)], counters: bool) {
+    let (kind, suffix) = if counters {
+        ("counter", "_total")
+    } else {
+        ("gauge", "")
+    };
+    for (name, help, value) in series {
+        let full = format!("apizr_{prefix}_{name}{suffix}");
         let _ = writeln!(
             out,
-            "# HELP apizr_v1_pool_{name}_total {help}\n# TYPE apizr_v1_pool_{name}_total counter\napizr_v1_pool_{name}_total {value}"
+            "# HELP {full} {help}\n# TYPE {full} {kind}\n{full} {value}"
         );
     }
 }
