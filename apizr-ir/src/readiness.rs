@@ -277,6 +277,61 @@ pub struct TypeSpec {
     /// Present only when `kind` is `object` (the second documented omission).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fields: Option<Vec<ObjectField>>,
+    /// The Python class a `literal` (an `Enum`, by value) or an `object` (a dataclass or a
+    /// `NamedTuple`) stands for: the worker converts the JSON value into it and a returned
+    /// instance back. Only readiness v2 lowers such types, and the member is omitted when
+    /// absent, so every v1 artifact keeps the reference's bytes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub python: Option<PythonClass>,
+}
+
+/// A class of the inspected module that a TypeSpec converts to (`python` of a TypeSpec).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct PythonClass {
+    pub kind: PythonClassKind,
+    /// The dotted module that defines it (the capability's own module).
+    pub module: String,
+    /// The class's name in that module's namespace.
+    pub name: String,
+}
+
+/// How the worker builds an instance: `Enum` by value (`C(value)`), a dataclass or a
+/// `NamedTuple` from its fields as keyword arguments (`C(**fields)`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PythonClassKind {
+    Enum,
+    Dataclass,
+    NamedTuple,
+}
+
+impl PythonClassKind {
+    pub fn wire_name(self) -> &'static str {
+        match self {
+            PythonClassKind::Enum => "enum",
+            PythonClassKind::Dataclass => "dataclass",
+            PythonClassKind::NamedTuple => "named_tuple",
+        }
+    }
+
+    pub fn from_wire(name: &str) -> Option<Self> {
+        [Self::Enum, Self::Dataclass, Self::NamedTuple]
+            .into_iter()
+            .find(|k| k.wire_name() == name)
+    }
+}
+
+impl TypeSpec {
+    /// Whether this type or one nested in it converts to a Python class.
+    pub fn has_python_class(&self) -> bool {
+        self.python.is_some()
+            || self.items.iter().any(TypeSpec::has_python_class)
+            || self
+                .fields
+                .iter()
+                .flatten()
+                .any(|f| f.type_spec.has_python_class())
+    }
 }
 
 impl TypeSpec {
@@ -287,6 +342,7 @@ impl TypeSpec {
             values: vec![],
             variadic: false,
             fields: None,
+            python: None,
         }
     }
 }

@@ -35,6 +35,7 @@ fn main() {
             function: "f".into(),
             execution: ExecutionKind::Sync,
             parameters: vec![],
+            returns: None,
             positional: vec![],
             keyword: Default::default(),
             policy: Default::default(),

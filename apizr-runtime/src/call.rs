@@ -112,6 +112,10 @@ impl Call {
                         type_spec: p.type_spec.clone(),
                     })
                     .collect(),
+                returns: contract
+                    .returns
+                    .has_python_class()
+                    .then(|| contract.returns.clone()),
                 positional: arguments.positional,
                 keyword: arguments.keyword,
                 // Replaced by each executor with the policy it enforces.

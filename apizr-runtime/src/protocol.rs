@@ -131,6 +131,11 @@ pub fn encode_request(
         ]));
     }
     root.insert("parameters".into(), Value::Array(params));
+    // Only when the return type holds a class (readiness v2): the worker turns such
+    // instances back into JSON values; absent, the request is byte-identical to before.
+    if let Some(returns) = &call.returns {
+        root.insert("returns".into(), to_value(returns)?);
+    }
     root.insert("protocol".into(), Value::Str(PROTOCOL_V1.into()));
     let seccomp = match seccomp_programs {
         Some(programs) => Value::Array(programs.iter().map(|p| Value::Str(hex(p))).collect()),

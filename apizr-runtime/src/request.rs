@@ -104,6 +104,10 @@ pub struct CallRequest {
     pub execution: ExecutionKind,
     /// Binding shape in signature order.
     pub parameters: Vec<BindingParameter>,
+    /// The return type, only when it holds a class the worker serialises (readiness v2: an
+    /// Enum member by value, a dataclass or NamedTuple as an object); `None` keeps the
+    /// request bytes of every v1 call.
+    pub returns: Option<TypeSpec>,
     /// Already-validated positional arguments (positional-only parameters, in order).
     pub positional: Vec<Value>,
     /// Already-validated keyword arguments.

@@ -493,12 +493,12 @@ def _convert(value, spec):
             c = type(choice)
             if c is bool or t is bool:
                 if c is t and choice == value:
-                    return choice
+                    return _instance(choice, spec)
             elif c in (int, float) and t in (int, float):
                 if choice == value:
-                    return choice
+                    return _instance(choice, spec)
             elif c is t and choice == value:
-                return choice
+                return _instance(choice, spec)
     elif kind == "object":
         if t is dict:
             fields = {f["name"]: f for f in spec.get("fields") or []}
@@ -510,8 +510,72 @@ def _convert(value, spec):
                     out[fname] = _convert(value[fname], field["type"])
                 elif field.get("required"):
                     raise _Mismatch()
-            return out
+            return _instance(out, spec)
     raise _Mismatch()
+
+
+# --- Classes of the module (readiness v2 TypeSpecs with a "python" member) -------------------
+# A "literal" with {"python": {"kind": "enum", ...}} is an Enum: the member is looked up by
+# the value (C(value)). An "object" with kind "dataclass"/"named_tuple" is built from its
+# converted fields as keyword arguments (C(**fields)). The class is read from the loaded
+# module's namespace; anything else there than a class is a binding failure.
+
+
+def _class_of(python):
+    module = sys.modules.get(python["module"])
+    cls = None if module is None else module.__dict__.get(python["name"])
+    if not isinstance(cls, type):
+        raise _Fail("binding_failed")
+    return cls
+
+
+def _instance(value, spec):
+    python = spec.get("python")
+    if python is None:
+        return value
+    cls = _class_of(python)
+    try:
+        if python["kind"] == "enum":
+            return cls(value)
+        return cls(**value)
+    except _Fail:
+        raise
+    except BaseException:
+        raise _Mismatch()
+
+
+def _to_json(value, spec):
+    # The inverse for results, guided by the return TypeSpec: an instance of a class the spec
+    # names becomes its value (Enum) or the object of its fields; containers are walked;
+    # anything else is left to _normalise unchanged.
+    python = spec.get("python")
+    kind = spec.get("kind")
+    if python is not None:
+        if isinstance(value, _class_of(python)):
+            if python["kind"] == "enum":
+                return value.value
+            return {
+                f["name"]: _to_json(getattr(value, f["name"]), f["type"])
+                for f in spec.get("fields") or []
+            }
+        return value
+    t = type(value)
+    if kind == "union":
+        for member in spec.get("items") or []:
+            out = _to_json(value, member)
+            if out is not value:
+                return out
+    elif kind in ("list", "tuple") and (t is list or t is tuple):
+        items = spec.get("items") or []
+        if kind == "tuple" and not spec.get("variadic"):
+            return [_to_json(v, items[i]) if i < len(items) else v for i, v in enumerate(value)]
+        return [_to_json(v, _item(spec)) for v in value]
+    elif kind == "dict" and t is dict:
+        return {k: _to_json(v, _item(spec)) for k, v in value.items()}
+    elif kind == "object" and t is dict:
+        fields = {f["name"]: f["type"] for f in spec.get("fields") or []}
+        return {k: _to_json(v, fields[k]) if k in fields else v for k, v in value.items()}
+    return value
 
 
 def _normalise(value):
@@ -625,6 +689,9 @@ def _main():
             _print_exception()
             raise _Fail("execution_failed")
         try:
+            returns = request.get("returns")
+            if returns is not None:
+                result = _to_json(result, returns)
             value = _normalise(result)
             _canon(value)
         except _Fail:
@@ -724,7 +791,7 @@ def _sets_to_lists(value):
 
 class _Served:
     # One capability, resolved and binding-checked once at start-up.
-    __slots__ = ("func", "is_async", "types", "positional_only", "sets_to_lists")
+    __slots__ = ("func", "is_async", "types", "positional_only", "sets_to_lists", "returns")
 
     def __init__(self, module, spec):
         params = spec["parameters"]
@@ -734,6 +801,7 @@ class _Served:
         self.types = {p["name"]: p["type"] for p in params}
         self.positional_only = [p["name"] for p in params if p["kind"] == "positional_only"]
         self.sets_to_lists = spec.get("sets") == "list"
+        self.returns = spec.get("returns")
 
 
 def _serve_call(served, data):
@@ -773,6 +841,8 @@ def _serve_call(served, data):
                 # Fast path for exact scalar results (no subclass hooks can run).
                 value = result
             else:
+                if cap.returns is not None:
+                    result = _to_json(result, cap.returns)
                 if cap.sets_to_lists:
                     result = _sets_to_lists(result)
                 value = _normalise(result)

@@ -400,6 +400,10 @@ fn type_note(module: &Module, range: TextRange, cause: TypeCause) -> Option<Stri
                 .and_then(|t| t.problem.clone())?;
             format!("TypedDict `{name}` is not proven: {problem}")
         }
+        TypeCause::RefusedClass => {
+            let problem = super::types::class_problem(module, &name)?;
+            format!("class `{name}` is not usable as a JSON type: {problem}")
+        }
         _ => return None,
     })
 }

@@ -199,7 +199,12 @@ fn assigned_value(stmt: &Stmt) -> Option<&Expr> {
 /// `Literal[...]`, `Union[...]`, `list[int]`, `int | None`, ...: a value that only makes sense
 /// as a type.
 fn looks_like_type(module: &Module, value: &Expr) -> bool {
-    let ctx = crate::readiness::outputs::context_at(module.facts, &module.rules.typed_dicts, 0);
+    let ctx = crate::readiness::outputs::context_at(
+        module.facts,
+        &module.rules.typed_dicts,
+        &module.rules.classes,
+        0,
+    );
     let typing = |base: &Expr| {
         ctx.resolve(base).is_some_and(|name| {
             crate::readiness::inputs::is_typing_name(&name)

@@ -109,7 +109,23 @@ pub fn type_fix(
                 .into(),
         },
         TypeCause::RefusedTypedDict => typeddict_fix(module, &text),
+        TypeCause::RefusedClass => format!(
+            "make `{text}` an Enum whose members have literal values, or a dataclass or \
+             NamedTuple without base classes whose fields have JSON types"
+        ),
     }
+}
+
+/// Why a v2 input class (Enum, dataclass, NamedTuple) of the module was refused.
+pub(super) fn class_problem<'m>(module: &'m Module, name: &str) -> Option<&'m str> {
+    module
+        .rules
+        .classes
+        .iter()
+        .rev()
+        .find(|c| c.name == name)
+        .and_then(|c| c.outcome.as_ref().err())
+        .map(String::as_str)
 }
 
 /// The base of a subscript (`Sequence` of `Sequence[int]`).
@@ -181,7 +197,12 @@ fn accepted(module: &Module, line: u32, text: &str) -> bool {
     let Ok(parsed) = ruff_python_parser::parse_expression(text) else {
         return false;
     };
-    let ctx = outputs::context_at(module.facts, &module.rules.typed_dicts, line);
+    let ctx = outputs::context_at(
+        module.facts,
+        &module.rules.typed_dicts,
+        &module.rules.classes,
+        line,
+    );
     ctx.codes(parsed.expr()).is_empty()
 }
 
@@ -299,7 +320,12 @@ fn alias_fix(module: &Module, stmt: crate::facts::StmtId, name: &str, finding: &
     let Some(value) = value else {
         return format!("`{name}` is assigned in this module, so it is not a type: {JSON_TYPES}");
     };
-    let ctx = outputs::context_at(module.facts, &module.rules.typed_dicts, finding.line);
+    let ctx = outputs::context_at(
+        module.facts,
+        &module.rules.typed_dicts,
+        &module.rules.classes,
+        finding.line,
+    );
     let clean = ctx.codes(value).iter().all(|c| *c == ReasonCode::R007);
     let written = module.text(value.range());
     let plain = !matches!(value, Expr::Call(_)) && !written.ends_with('…');

@@ -9,6 +9,7 @@ use ruff_python_ast::{Stmt, StmtFunctionDef};
 use super::select::PlanError;
 use crate::facts::ModuleFacts;
 use crate::module::ParsedModule;
+use crate::readiness::classes::ClassCandidate;
 use crate::readiness::outputs;
 use crate::readiness::typeddict::Candidate;
 
@@ -17,6 +18,7 @@ pub fn build<'a>(
     parsed: &'a ParsedModule,
     facts: &'a ModuleFacts<'a>,
     candidates: &[Candidate],
+    classes: &[ClassCandidate],
     inspection: &Inspection,
     assessment: &Assessment,
 ) -> Result<InvocationContract, PlanError> {
@@ -35,7 +37,7 @@ pub fn build<'a>(
     };
     let def = find_def(parsed, &cap.name, cap.source.line)
         .ok_or_else(|| lowering("definition not found"))?;
-    let ctx = outputs::context_at(facts, candidates, cap.source.line);
+    let ctx = outputs::context_at(facts, candidates, classes, cap.source.line);
     let params: Vec<_> = def.parameters.iter_non_variadic_params().collect();
     if params.len() != cap.signature.parameters.len() {
         return Err(lowering("parameter count differs from the IR"));

@@ -18,7 +18,8 @@ use apizr_ir::{Assessment, Inspection};
 
 use crate::facts::ModuleFacts;
 use crate::module::ParsedModule;
-use crate::readiness::typeddict;
+use crate::readiness::{classes, typeddict};
+use apizr_ir::ReadinessPolicy;
 
 pub use select::{PlanError, bindable, parse_selection};
 
@@ -42,9 +43,24 @@ pub fn contracts_for(
 ) -> Result<Vec<InvocationContract>, PlanError> {
     let facts = ModuleFacts::collect(parsed);
     let typed_dicts = typeddict::prove_all(parsed, &facts);
+    // The contract lowers exactly what readiness classified: classes only under v2.
+    let classes = if inspection.readiness.policy_version == ReadinessPolicy::V2.schema() {
+        classes::prove_all(parsed, &facts, &typed_dicts)
+    } else {
+        Vec::new()
+    };
     chosen
         .iter()
-        .map(|assessment| contract::build(parsed, &facts, &typed_dicts, inspection, assessment))
+        .map(|assessment| {
+            contract::build(
+                parsed,
+                &facts,
+                &typed_dicts,
+                &classes,
+                inspection,
+                assessment,
+            )
+        })
         .collect()
 }
 

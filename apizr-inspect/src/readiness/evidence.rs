@@ -121,6 +121,9 @@ pub enum TypeCause {
     Annotated,
     /// READY-019: a TypedDict whose proof failed (the range is its name).
     RefusedTypedDict,
+    /// READY-013 (readiness v2): an Enum, dataclass or NamedTuple of the module whose JSON
+    /// form is not proved (the range is its name; the reason is in the class's proof).
+    RefusedClass,
 }
 
 /// Why name resolution gave up on a name (or attribute).

@@ -37,6 +37,9 @@ pub fn is_typing_name(name: &str) -> bool {
 pub struct Context<'a> {
     pub facts: &'a ModuleFacts<'a>,
     pub candidates: HashMap<String, Option<&'a TypeSpec>>,
+    /// Readiness v2 only: the module's Enum/dataclass/NamedTuple classes declared before here
+    /// ([`super::classes`]), with their shape or why they are refused.
+    pub classes: HashMap<String, Result<&'a TypeSpec, &'a str>>,
     /// Nodes copied so far by inlining proven shapes (see [`super::lower`]).
     pub inlined: Cell<usize>,
 }
@@ -49,6 +52,7 @@ impl<'a> Context<'a> {
         Context {
             facts,
             candidates,
+            classes: HashMap::new(),
             inlined: Cell::new(0),
         }
     }
@@ -143,6 +147,12 @@ impl Context<'_> {
                 if let Some(shape) = self.candidates.get(name.id.as_str()) {
                     if shape.is_none() {
                         out.push(found(R019, expr, TypeCause::RefusedTypedDict));
+                    }
+                    return;
+                }
+                if let Some(shape) = self.classes.get(name.id.as_str()) {
+                    if shape.is_err() {
+                        out.push(found(R013, expr, TypeCause::RefusedClass));
                     }
                     return;
                 }

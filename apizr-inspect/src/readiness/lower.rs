@@ -18,6 +18,7 @@ fn spec(kind: TypeKind, items: Vec<TypeSpec>, variadic: bool) -> TypeSpec {
         values: vec![],
         variadic,
         fields: None,
+        python: None,
     }
 }
 
@@ -40,6 +41,14 @@ impl Context<'_> {
                 if let Some(Some(shape)) = self.candidates.get(name.id.as_str()) {
                     // Inlining is the only amplification: stop copying once the bound is
                     // exceeded (the caller then refuses the shape by its size).
+                    let total = self.inlined.get() + shape_size(shape).0 + 1;
+                    self.inlined.set(total);
+                    if total > MAX_NODES {
+                        return any();
+                    }
+                    return (*shape).clone();
+                }
+                if let Some(Ok(shape)) = self.classes.get(name.id.as_str()) {
                     let total = self.inlined.get() + shape_size(shape).0 + 1;
                     self.inlined.set(total);
                     if total > MAX_NODES {

@@ -9,6 +9,7 @@
 //! * [`imports`] + [`stdlib`] — READY-014/015;
 //! * [`inputs`] + [`outputs`] — per-parameter and return classification;
 //! * [`typeddict`] + [`lower`] — TypedDict proofs and their object TypedSpecs;
+//! * [`classes`] — v2 only: Enum, dataclass and NamedTuple classes as input/output types;
 //! * [`assemble`] — findings → assessments (de-duplicated, sorted, states);
 //! * [`v2`] — the opt-in policy `apizr.readiness/v2`: the same rules, plus proofs that more
 //!   top-level statements are harmless (it only changes which READY-004/015 findings remain).
@@ -19,6 +20,7 @@
 
 pub mod assemble;
 pub mod bindings;
+pub mod classes;
 pub mod evidence;
 pub mod imports;
 pub mod init;
@@ -123,6 +125,8 @@ pub struct ModuleRules<'a> {
     ir: &'a CapabilityIr,
     /// TypedDict candidates and their proofs, in source order.
     pub typed_dicts: Vec<typeddict::Candidate>,
+    /// v2 only (empty under v1): Enum, dataclass and NamedTuple classes and their shapes.
+    pub classes: Vec<classes::ClassCandidate>,
     /// Findings every capability of the module gets: READY-004, READY-008 and the module-scope
     /// READY-014/015.
     pub shared: Vec<Finding>,
@@ -164,6 +168,10 @@ impl<'a> ModuleRules<'a> {
             _ => None,
         };
         let typed_dicts = typeddict::prove_all(parsed, facts);
+        let classes = match policy {
+            ReadinessPolicy::V1 => Vec::new(),
+            ReadinessPolicy::V2 => classes::prove_all(parsed, facts, &typed_dicts),
+        };
         let namespace = bindings::namespace_findings(parsed, facts);
         let exempt = exempt_statements(facts, ir, &typed_dicts);
         let inert = inert_definitions(facts, ir);
@@ -221,6 +229,7 @@ impl<'a> ModuleRules<'a> {
             facts,
             ir,
             typed_dicts,
+            classes,
             shared,
             excused_imports,
             package,
@@ -267,7 +276,7 @@ impl<'a> ModuleRules<'a> {
                 .filter(|f| !is_excused(f, &self.excused_imports)),
             self.package.as_ref(),
         ));
-        let ctx = outputs::context_at(facts, &self.typed_dicts, line);
+        let ctx = outputs::context_at(facts, &self.typed_dicts, &self.classes, line);
         findings.extend(outputs::parameter_findings(&ctx, def, line));
         for overload in &cap.overloads {
             if let Some((_, stub, stub_def)) = facts.function(&cap.name, overload.source.line) {

@@ -10,16 +10,18 @@ use ruff_python_ast::StmtFunctionDef;
 use ruff_text_size::Ranged;
 
 use super::Finding;
+use super::classes::ClassCandidate;
 use super::evidence::{Evidence, TypeCause};
 use super::inputs::Context;
 use super::typeddict::Candidate;
 use crate::facts::ModuleFacts;
 
 /// The classifier context for a function at `def_line`: only candidates proven and declared
-/// before the function count as proven shapes.
+/// before the function count as proven shapes; `classes` (empty under readiness v1) likewise.
 pub fn context_at<'a>(
     facts: &'a ModuleFacts<'a>,
     candidates: &'a [Candidate],
+    classes: &'a [ClassCandidate],
     def_line: u32,
 ) -> Context<'a> {
     let mut map: HashMap<String, Option<&'a TypeSpec>> = HashMap::new();
@@ -31,7 +33,12 @@ pub fn context_at<'a>(
             *entry = Some(shape);
         }
     }
-    Context::new(facts, map)
+    let mut ctx = Context::new(facts, map);
+    for class in classes.iter().filter(|c| c.line < def_line) {
+        let shape = class.outcome.as_ref().map_err(String::as_str);
+        ctx.classes.insert(class.name.clone(), shape);
+    }
+    ctx
 }
 
 pub fn parameter_findings(ctx: &Context, def: &StmtFunctionDef, line: u32) -> Vec<Finding> {

@@ -103,6 +103,7 @@ mod tests {
         // Oracle: `a: int` then `a: Inner` with Inner = {q: int}.
         let inner = TypeSpec {
             fields: Some(vec![field("q", TypeSpec::simple(TypeKind::Int))]),
+            python: None,
             ..TypeSpec::simple(TypeKind::Object)
         };
         let fields = [

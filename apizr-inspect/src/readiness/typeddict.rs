@@ -271,6 +271,7 @@ impl Prover<'_> {
         fields.sort_by(|a, b| a.name.cmp(&b.name));
         let shape = TypeSpec {
             fields: Some(fields),
+            python: None,
             ..TypeSpec::simple(TypeKind::Object)
         };
         let (nodes, depth) = shape_size(&shape);

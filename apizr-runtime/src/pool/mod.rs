@@ -438,23 +438,26 @@ fn capability_table(config: &PoolConfig) -> Result<Value, PoolError> {
     );
     let mut table = std::collections::BTreeMap::new();
     for contract in &config.capabilities {
-        let entry = Value::Object(
-            [
-                (
-                    "execution".to_string(),
-                    apizr_ir::to_value(&contract.execution).map_err(enc)?,
-                ),
-                ("function".to_string(), Value::Str(contract.name.clone())),
-                (
-                    "parameters".to_string(),
-                    apizr_ir::to_value(&contract.parameters).map_err(enc)?,
-                ),
-                ("sets".to_string(), sets.clone()),
-            ]
-            .into_iter()
-            .collect(),
-        );
-        table.insert(contract.name.clone(), entry);
+        let mut entry: std::collections::BTreeMap<String, Value> = [
+            (
+                "execution".to_string(),
+                apizr_ir::to_value(&contract.execution).map_err(enc)?,
+            ),
+            ("function".to_string(), Value::Str(contract.name.clone())),
+            (
+                "parameters".to_string(),
+                apizr_ir::to_value(&contract.parameters).map_err(enc)?,
+            ),
+            ("sets".to_string(), sets.clone()),
+        ]
+        .into_iter()
+        .collect();
+        // As in the single-shot request: only a return type holding a class travels.
+        if contract.returns.has_python_class() {
+            let returns = apizr_ir::to_value(&contract.returns).map_err(enc)?;
+            entry.insert("returns".to_string(), returns);
+        }
+        table.insert(contract.name.clone(), Value::Object(entry));
     }
     Ok(Value::Object(table))
 }

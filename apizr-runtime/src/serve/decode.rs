@@ -6,7 +6,7 @@
 //! manifest's bytes, so a decoder bug can only refuse a bundle, never serve a wrong contract.
 
 use apizr_ir::interface::{ContractExecution, ContractParameter, InvocationContract};
-use apizr_ir::readiness::{ObjectField, TypeKind, TypeSpec};
+use apizr_ir::readiness::{ObjectField, PythonClass, PythonClassKind, TypeKind, TypeSpec};
 use apizr_ir::{ParameterKind, Value};
 
 /// A contract entry that is not a well-formed contract: the field that is wrong.
@@ -85,12 +85,22 @@ pub fn type_spec(v: &Value) -> Result<TypeSpec, ContractError> {
         ),
         Some(_) => return Err(bad("fields")),
     };
+    // Present only in readiness v2 contracts (a class the worker converts to).
+    let python = match v.get("python") {
+        None => None,
+        Some(p) => Some(PythonClass {
+            kind: PythonClassKind::from_wire(&string(p, "kind")?).ok_or(bad("python kind"))?,
+            module: string(p, "module")?,
+            name: string(p, "name")?,
+        }),
+    };
     Ok(TypeSpec {
         items,
         kind: kind(&string(v, "kind")?)?,
         values: array(v, "values")?.to_vec(),
         variadic: boolean(v, "variadic")?,
         fields,
+        python,
     })
 }
 

@@ -17,6 +17,7 @@ static ANY: TypeSpec = TypeSpec {
     values: Vec::new(),
     variadic: false,
     fields: None,
+    python: None,
 };
 
 fn item(spec: &TypeSpec, index: usize) -> &TypeSpec {

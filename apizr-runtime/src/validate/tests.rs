@@ -74,6 +74,7 @@ fn type_spec(j: &Value) -> TypeSpec {
                 })
                 .collect()
         }),
+        python: None,
     }
 }
 
@@ -242,6 +243,7 @@ fn spec(kind: TypeKind, items: Vec<TypeSpec>) -> TypeSpec {
         values: vec![],
         variadic: false,
         fields: None,
+        python: None,
     }
 }
 
@@ -272,6 +274,7 @@ fn field_errors_name_the_place() {
                 type_spec: spec(TypeKind::Str, vec![]),
             },
         ]),
+        python: None,
         ..spec(TypeKind::Object, vec![])
     };
     let pick = TypeSpec {
@@ -484,6 +487,7 @@ fn spec_strategy() -> impl Strategy<Value = TypeSpec> {
                 };
                 TypeSpec {
                     fields: Some(vec![field("a", ra, a), field("b", rb, b)]),
+                    python: None,
                     ..TypeSpec::simple(Object)
                 }
             }),

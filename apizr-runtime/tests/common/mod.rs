@@ -139,6 +139,7 @@ pub fn call(
         function: function.into(),
         execution,
         parameters: params,
+        returns: None,
         positional: vec![],
         keyword: kwargs
             .iter()

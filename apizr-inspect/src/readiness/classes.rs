@@ -1,0 +1,335 @@
+//! Readiness v2 input classes: `Enum` subclasses, `@dataclass` classes and `NamedTuple`
+//! classes of the inspected module as JSON values with exact schemas.
+//!
+//! The rule: a class is usable as a parameter or return type when its JSON form and its
+//! construction are both known from the source alone —
+//!
+//! * an `Enum` (`Enum`, `IntEnum`, `StrEnum`, optionally mixed with `str`/`int`) whose members
+//!   are `NAME = <JSON scalar literal>`: a `literal` of the member values, converted in the
+//!   worker by value (`C(value)`), returned by value;
+//! * a `@dataclass` (plain or with keyword options other than `init`) without bases, or a
+//!   `class C(NamedTuple)`: a closed `object` of its annotated fields (a field with a default,
+//!   `field(default=...)` or `field(default_factory=...)` is optional), converted in the worker
+//!   with `C(**fields)`, returned as an object of its fields.
+//!
+//! Why so narrow: the worker builds instances from the JSON the server validated, so the
+//! schema must be exactly what the constructor accepts. Inherited fields, `init=False`
+//! fields, `InitVar`, `auto()` values, decorators that could change `__init__`, or a class
+//! bound more than once are refused with the reason (a READY-013 of the parameter names it).
+//! Every field type must itself lower to a precise JSON type (READY-007 "any" allowed, as
+//! for TypedDict fields); classes and TypedDicts declared earlier in the module may nest.
+//!
+//! Only readiness v2 builds these candidates: under v1 the same annotations keep READY-013.
+
+use std::collections::HashMap;
+
+use apizr_ir::{ObjectField, PythonClass, PythonClassKind, ReasonCode, TypeKind, TypeSpec, Value};
+use ruff_python_ast::{self as ast, Expr, Stmt};
+
+use super::inputs::Context;
+use super::lower::{MAX_DEPTH, MAX_NODES, literal_value, shape_size};
+use super::typeddict;
+use crate::facts::{BindingKind, ModuleFacts, View};
+use crate::module::ParsedModule;
+
+/// One class of the module that v2 may use as an input type, with its lowered shape or why
+/// not.
+#[derive(Debug, Clone)]
+pub struct ClassCandidate {
+    pub name: String,
+    pub line: u32,
+    pub outcome: Result<TypeSpec, String>,
+}
+
+/// Every Enum, dataclass and NamedTuple class statement of the module, in source order.
+pub fn prove_all(
+    parsed: &ParsedModule,
+    facts: &ModuleFacts,
+    typed_dicts: &[typeddict::Candidate],
+) -> Vec<ClassCandidate> {
+    let mut out: Vec<ClassCandidate> = Vec::new();
+    for (_, statement) in facts.statements() {
+        let Stmt::ClassDef(class) = statement.node else {
+            continue;
+        };
+        let Some(kind) = class_kind(facts, class) else {
+            continue;
+        };
+        let line = statement.line;
+        let outcome = if !statement.is_direct() {
+            Err("the class must be defined unconditionally at module level".into())
+        } else {
+            let ctx = super::outputs::context_at(facts, typed_dicts, &out, line);
+            prove(&ctx, &parsed.module, class, kind)
+        };
+        out.push(ClassCandidate {
+            name: class.name.to_string(),
+            line,
+            outcome,
+        });
+    }
+    out
+}
+
+/// `name` is bound once, unconditionally, by an import accepted by `accept`.
+fn imported(facts: &ModuleFacts, name: &str, accept: impl Fn(&BindingKind) -> bool) -> bool {
+    !facts.is_mutated(name)
+        && facts
+            .unique_binding(name, View::Namespace)
+            .is_some_and(|(_, b)| facts.is_direct(b) && accept(&b.kind))
+}
+
+/// `expr` names `module.wanted` (`from module import wanted` or `import module`).
+fn is_stdlib(facts: &ModuleFacts, expr: &Expr, module: &str, wanted: &[&str]) -> Option<String> {
+    match expr {
+        Expr::Name(n) => wanted
+            .iter()
+            .find(|w| imported(facts, n.id.as_str(), |k| k.is_from_import(module, w)))
+            .map(|w| w.to_string()),
+        Expr::Attribute(a) => match a.value.as_ref() {
+            Expr::Name(m)
+                if wanted.contains(&a.attr.as_str())
+                    && imported(facts, m.id.as_str(), |k| k.is_import_of(module)) =>
+            {
+                Some(a.attr.to_string())
+            }
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+const ENUM_BASES: [&str; 3] = ["Enum", "IntEnum", "StrEnum"];
+
+fn class_kind(facts: &ModuleFacts, class: &ast::StmtClassDef) -> Option<PythonClassKind> {
+    let dataclass = class.decorator_list.iter().any(|d| {
+        let target = match &d.expression {
+            Expr::Call(call) => call.func.as_ref(),
+            other => other,
+        };
+        is_stdlib(facts, target, "dataclasses", &["dataclass"]).is_some()
+    });
+    if dataclass {
+        return Some(PythonClassKind::Dataclass);
+    }
+    let bases = class.bases();
+    if bases
+        .iter()
+        .any(|b| is_stdlib(facts, b, "typing", &["NamedTuple"]).is_some())
+    {
+        return Some(PythonClassKind::NamedTuple);
+    }
+    bases
+        .iter()
+        .any(|b| is_stdlib(facts, b, "enum", &ENUM_BASES).is_some())
+        .then_some(PythonClassKind::Enum)
+}
+
+fn prove(
+    ctx: &Context,
+    module: &str,
+    class: &ast::StmtClassDef,
+    kind: PythonClassKind,
+) -> Result<TypeSpec, String> {
+    let facts = ctx.facts;
+    let name = class.name.as_str();
+    if class.type_params.is_some() {
+        return Err("generic classes are unsupported".into());
+    }
+    if facts.bindings_of(name, View::Namespace).count() != 1 || facts.is_mutated(name) {
+        return Err(format!(
+            "`{name}` must have one unconditional, unmodified module binding"
+        ));
+    }
+    let keywords = class.arguments.as_ref().map_or(0, |a| a.keywords.len());
+    if keywords != 0 {
+        return Err("class keywords (metaclass, ...) are unsupported".into());
+    }
+    let python = Some(PythonClass {
+        kind,
+        module: module.to_string(),
+        name: name.to_string(),
+    });
+    let shape = match kind {
+        PythonClassKind::Enum => enum_shape(ctx, class)?,
+        PythonClassKind::Dataclass | PythonClassKind::NamedTuple => record_shape(ctx, class, kind)?,
+    };
+    let shape = TypeSpec { python, ..shape };
+    let (nodes, depth) = shape_size(&shape);
+    if nodes > MAX_NODES || depth > MAX_DEPTH {
+        return Err(typeddict::BOUND.replace("TypedDict", "class"));
+    }
+    Ok(shape)
+}
+
+fn enum_shape(ctx: &Context, class: &ast::StmtClassDef) -> Result<TypeSpec, String> {
+    let facts = ctx.facts;
+    let mut enum_bases = 0;
+    for base in class.bases() {
+        if is_stdlib(facts, base, "enum", &ENUM_BASES).is_some() {
+            enum_bases += 1;
+        } else if !matches!(base, Expr::Name(n) if matches!(n.id.as_str(), "str" | "int")
+            && !facts.is_bound(n.id.as_str(), View::Namespace))
+        {
+            return Err("an enum's bases must be one enum base, optionally with str or int".into());
+        }
+    }
+    if enum_bases != 1 {
+        return Err("an enum's bases must be one enum base, optionally with str or int".into());
+    }
+    for decorator in &class.decorator_list {
+        if is_stdlib(facts, &decorator.expression, "enum", &["unique"]).is_none() {
+            return Err("enum decorators other than `unique` are unsupported".into());
+        }
+    }
+    let mut values: Vec<Value> = Vec::new();
+    for stmt in &class.body {
+        match stmt {
+            Stmt::Assign(assign) => {
+                let [Expr::Name(target)] = assign.targets.as_slice() else {
+                    return Err("enum members must be `NAME = <literal>`".into());
+                };
+                let member = target.id.as_str();
+                if member.starts_with('_') {
+                    return Err(format!("enum attribute `{member}` is unsupported"));
+                }
+                let value = literal_value(&assign.value).ok_or_else(|| {
+                    format!("enum member `{member}` must have a JSON scalar literal value")
+                })?;
+                if !values.contains(&value) {
+                    values.push(value);
+                }
+            }
+            other => plain_body(other)?,
+        }
+    }
+    if values.is_empty() {
+        return Err("an enum without members has no JSON value".into());
+    }
+    Ok(TypeSpec {
+        values,
+        ..TypeSpec::simple(TypeKind::Literal)
+    })
+}
+
+fn record_shape(
+    ctx: &Context,
+    class: &ast::StmtClassDef,
+    kind: PythonClassKind,
+) -> Result<TypeSpec, String> {
+    let facts = ctx.facts;
+    match kind {
+        PythonClassKind::Dataclass => {
+            if !class.bases().is_empty() {
+                return Err("dataclass base classes are unsupported (inherited fields)".into());
+            }
+            if class.decorator_list.len() != 1 {
+                return Err("a dataclass takes no other decorators".into());
+            }
+            if let Expr::Call(call) = &class.decorator_list[0].expression
+                && (!call.arguments.args.is_empty()
+                    || call
+                        .arguments
+                        .keywords
+                        .iter()
+                        .any(|k| k.arg.as_ref().is_none_or(|a| a.as_str() == "init")))
+            {
+                return Err("`@dataclass(init=...)` or positional options are unsupported".into());
+            }
+        }
+        _ => {
+            if class.bases().len() != 1 || !class.decorator_list.is_empty() {
+                return Err(
+                    "a NamedTuple class takes only `NamedTuple` as base, no decorators".into(),
+                );
+            }
+        }
+    }
+    let mut fields = Vec::new();
+    let mut seen: HashMap<String, ()> = HashMap::new();
+    for stmt in &class.body {
+        let Stmt::AnnAssign(field) = stmt else {
+            if let Stmt::Assign(_) = stmt {
+                continue; // A class attribute without annotation is not a field.
+            }
+            plain_body(stmt)?;
+            continue;
+        };
+        let Expr::Name(target) = field.target.as_ref() else {
+            return Err("fields must be simple names".into());
+        };
+        let fname = target.id.to_string();
+        let annotation = field.annotation.as_ref();
+        let base = match annotation {
+            Expr::Subscript(s) => s.value.as_ref(),
+            other => other,
+        };
+        if is_stdlib(facts, base, "typing", &["ClassVar"]).is_some() {
+            continue;
+        }
+        if is_stdlib(facts, base, "dataclasses", &["InitVar", "KW_ONLY"]).is_some() {
+            return Err(format!(
+                "field `{fname}`: InitVar and KW_ONLY are unsupported"
+            ));
+        }
+        let required = match field.value.as_deref() {
+            None => true,
+            Some(Expr::Call(call))
+                if is_stdlib(facts, &call.func, "dataclasses", &["field"]).is_some() =>
+            {
+                let has = |k: &str| {
+                    call.arguments
+                        .keywords
+                        .iter()
+                        .any(|kw| kw.arg.as_ref().is_some_and(|a| a.as_str() == k))
+                };
+                if has("init") || !call.arguments.args.is_empty() {
+                    return Err(format!("field `{fname}`: `field(init=...)` is unsupported"));
+                }
+                !has("default") && !has("default_factory")
+            }
+            Some(_) => false,
+        };
+        if ctx
+            .findings(annotation)
+            .iter()
+            .any(|f| f.code != ReasonCode::R007)
+        {
+            return Err(format!("field `{fname}` does not have a precise JSON type"));
+        }
+        if seen.insert(fname.clone(), ()).is_some() {
+            return Err(format!("field `{fname}` is declared twice"));
+        }
+        fields.push(ObjectField {
+            name: fname,
+            required,
+            type_spec: ctx.lower(annotation),
+        });
+    }
+    Ok(TypeSpec {
+        fields: Some(fields),
+        ..TypeSpec::simple(TypeKind::Object)
+    })
+}
+
+/// The statements every class body may hold besides fields and members: a docstring, `pass`
+/// and methods (methods do not change the JSON form or how the instance is built, except
+/// these three, which are refused).
+fn plain_body(stmt: &Stmt) -> Result<(), String> {
+    match stmt {
+        Stmt::Pass(_) => Ok(()),
+        Stmt::Expr(e) if matches!(e.value.as_ref(), Expr::StringLiteral(_)) => Ok(()),
+        Stmt::FunctionDef(def)
+            if !matches!(
+                def.name.as_str(),
+                "__init__" | "__new__" | "__post_init__" | "_missing_"
+            ) =>
+        {
+            Ok(())
+        }
+        Stmt::FunctionDef(def) => Err(format!("a class defining `{}` is unsupported", def.name)),
+        _ => Err(
+            "the class body holds a statement other than fields, methods and a docstring".into(),
+        ),
+    }
+}

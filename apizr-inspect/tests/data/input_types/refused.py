@@ -1,0 +1,44 @@
+"""Classes v2 cannot use as JSON types: each parameter keeps READY-013 naming why."""
+from dataclasses import dataclass, field
+from enum import Enum, auto
+from typing import NamedTuple
+
+
+class Auto(Enum):
+    A = auto()
+
+
+@dataclass
+class Base:
+    x: int
+
+
+@dataclass
+class Derived(Base):
+    y: int
+
+
+@dataclass
+class Hidden:
+    x: int
+    secret: int = field(init=False, default=0)
+
+
+class Opaque(NamedTuple):
+    payload: bytes
+
+
+def uses_auto(a: Auto) -> int:
+    return 1
+
+
+def uses_derived(d: Derived) -> int:
+    return 1
+
+
+def uses_hidden(h: Hidden) -> int:
+    return 1
+
+
+def uses_opaque(o: Opaque) -> int:
+    return 1

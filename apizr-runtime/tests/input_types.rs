@@ -1,0 +1,135 @@
+//! Readiness v2 input types through a real CPython worker: the fixture's functions take and
+//! return an Enum (by value), dataclasses (nested, with defaults) and a NamedTuple, and raise
+//! unless the worker converted every argument into an instance of the module's class. Each
+//! call runs in the direct warm pool and in a governed (sandboxed, fresh process) call;
+//! results come back as JSON values/objects. Schema-invalid arguments are refused in Rust
+//! before any worker runs.
+#![cfg(feature = "serve")]
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use std::sync::Arc;
+
+use apizr_inspect::{InspectOptions, interface, on_inspect_stack};
+use apizr_runtime::ir::interface::InvocationContract;
+use apizr_runtime::ir::{ReadinessPolicy, SourceKind, Value};
+use apizr_runtime::pool::executor::DirectExecutor;
+use apizr_runtime::pool::{PoolConfig, SetResults};
+use apizr_runtime::{AnyExecutor, Call, Executable, Status};
+
+const SOURCE: &[u8] = include_bytes!("input_types_data/shapes.py");
+
+fn contracts() -> Vec<InvocationContract> {
+    on_inspect_stack(|| {
+        let options = InspectOptions {
+            readiness: ReadinessPolicy::V2,
+            ..InspectOptions::default()
+        };
+        let (outcome, parsed) =
+            apizr_inspect::inspect_bytes_parsed(SOURCE, SourceKind::Python, "shapes", options)
+                .unwrap();
+        interface::plan_interfaces(&parsed, &outcome.inspection, None).unwrap()
+    })
+    .unwrap()
+}
+
+/// (function, arguments, expected result as canonical JSON).
+const CALLS: [(&str, &str, &str); 4] = [
+    (
+        "paint",
+        r#"{"shape": {"color": "red", "corners": [{"x": 2}, {"x": 3, "y": 1, "label": null}], "size": "l"}, "mode": "fill"}"#,
+        r#"{"label":"RED/fill/LARGE","x":2,"y":5}"#,
+    ),
+    (
+        "paint",
+        r#"{"shape": {"color": 42}, "mode": 1}"#,
+        r#"{"label":"ANSWER/1/-","x":0,"y":0}"#,
+    ),
+    (
+        "pick",
+        r#"{"color": "green", "pair": {"left": "a", "right": 3}}"#,
+        "42",
+    ),
+    (
+        "walk",
+        r#"{"points": [{"x": 1, "y": 2}], "size": "s"}"#,
+        r#"{"left":"1:2","right":1.0}"#,
+    ),
+];
+
+fn check(executor: &AnyExecutor, contracts: &[InvocationContract], executable: &Executable) {
+    for (function, arguments, expected) in CALLS {
+        let contract = contracts.iter().find(|c| c.name == function).unwrap();
+        let call =
+            Call::from_json(contract, executable.clone(), "shapes", arguments.as_bytes()).unwrap();
+        let outcome = executor.execute(&call);
+        assert_eq!(
+            outcome.status,
+            Status::Success,
+            "{function} {arguments}: {outcome:?}"
+        );
+        assert_eq!(
+            outcome.value.canonical_string().unwrap(),
+            expected,
+            "{function}"
+        );
+    }
+    // Validated in Rust against the exact schema: not a member value, an unknown field, a
+    // missing required field.
+    for (function, arguments) in [
+        ("pick", r#"{"color": "blue", "pair": {"left": "a"}}"#),
+        (
+            "pick",
+            r#"{"color": "red", "pair": {"left": "a", "extra": 1}}"#,
+        ),
+        ("paint", r#"{"shape": {"corners": []}, "mode": "fill"}"#),
+        ("paint", r#"{"shape": {"color": "red"}, "mode": "dots"}"#),
+    ] {
+        let contract = contracts.iter().find(|c| c.name == function).unwrap();
+        let refused = Call::from_json(contract, executable.clone(), "shapes", arguments.as_bytes());
+        assert!(refused.is_err(), "{function} {arguments} was accepted");
+    }
+}
+
+#[test]
+fn enum_dataclass_namedtuple_and_literal_arguments_reach_python_as_instances() {
+    let contracts = contracts();
+    assert_eq!(contracts.len(), 3);
+    let executable = Executable::new(SOURCE.to_vec());
+    // Direct: the warm pool (`apizr.worker-serve/v2`).
+    let direct = DirectExecutor::start_blocking(PoolConfig {
+        python: "python3".into(),
+        workers: 1,
+        timeout: None,
+        executable: executable.clone(),
+        module: "shapes".into(),
+        path: "source/shapes.py".into(),
+        capabilities: contracts.clone(),
+        sets: SetResults::ToList,
+    })
+    .unwrap();
+    check(
+        &AnyExecutor::Direct(Arc::new(direct)),
+        &contracts,
+        &executable,
+    );
+    // Governed: a fresh sandboxed worker per call under the default v1 execution policy.
+    let root = common::temp_root("input-types");
+    let config = apizr_runtime::RuntimeConfig {
+        launcher: apizr_runtime::LauncherLocation::Binary(
+            env!("CARGO_BIN_EXE_apizr-launch").into(),
+        ),
+        temp_root: root.to_path_buf(),
+        ..apizr_runtime::RuntimeConfig::default()
+    };
+    let governed = AnyExecutor::local(Default::default(), config);
+    let (function, arguments, expected) = CALLS[0];
+    let contract = contracts.iter().find(|c| c.name == function).unwrap();
+    let call =
+        Call::from_json(contract, executable.clone(), "shapes", arguments.as_bytes()).unwrap();
+    let outcome = governed.execute(&call);
+    assert_eq!(outcome.status, Status::Success, "{outcome:?}");
+    assert_eq!(outcome.value.canonical_string().unwrap(), expected);
+    let _ = Value::Null;
+}
