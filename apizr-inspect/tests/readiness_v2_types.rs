@@ -96,6 +96,13 @@ fn classes_are_exact_json_types_under_v2_and_stay_refused_under_v1() {
     assert!(v2.contains(&format!("returns {point}")), "{v2}");
     let pair = r#"{"additionalProperties":false,"properties":{"left":{"type":"string"},"right":{"type":"number"}},"required":["left"],"type":"object"}"#;
     assert!(v2.contains(&format!(r#""pair":{pair}"#)), "{v2}");
+    // Aliases, one bound only under `if TYPE_CHECKING:`, stand for their value.
+    let outline = r#"request {"additionalProperties":false,"properties":{"corners":{"items":"#;
+    assert!(v2.contains(outline), "{v2}");
+    assert!(
+        v2.contains(r#""score":{"anyOf":[{"type":"integer"},{"type":"number"}]}"#),
+        "{v2}"
+    );
     insta::assert_snapshot!("input_types_shapes", format!("--- v1\n{v1}--- v2\n{v2}"));
 }
 
@@ -107,6 +114,8 @@ fn unprovable_classes_keep_ready_013_naming_the_parameter_and_why() {
         ("d", "dataclass base classes are unsupported"),
         ("h", "field `secret`: `field(init=...)` is unsupported"),
         ("o", "field `payload` does not have a precise JSON type"),
+        // An alias bound twice is not an alias (v1's reason stays).
+        ("t", "`Twice` is bound 2 times"),
     ] {
         assert!(
             v2.contains(&format!("APIZR-READY-013({param})")),
@@ -114,5 +123,7 @@ fn unprovable_classes_keep_ready_013_naming_the_parameter_and_why() {
         );
         assert!(v2.contains(why), "{why}: {v2}");
     }
+    // An alias of a non-JSON type gives the parameter the alias value's reason (READY-012).
+    assert!(v2.contains("APIZR-READY-012(b)"), "{v2}");
     insta::assert_snapshot!("input_types_refused", v2);
 }

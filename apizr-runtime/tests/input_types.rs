@@ -1,6 +1,7 @@
 //! Readiness v2 input types through a real CPython worker: the fixture's functions take and
 //! return an Enum (by value), dataclasses (nested, with defaults) and a NamedTuple, and raise
 //! unless the worker converted every argument into an instance of the module's class. Each
+//! Type aliases (one bound only under `if TYPE_CHECKING:`) stand for their value. Each
 //! call runs in the direct warm pool and in a governed (sandboxed, fresh process) call;
 //! results come back as JSON values/objects. Schema-invalid arguments are refused in Rust
 //! before any worker runs.
@@ -13,7 +14,7 @@ use std::sync::Arc;
 
 use apizr_inspect::{InspectOptions, interface, on_inspect_stack};
 use apizr_runtime::ir::interface::InvocationContract;
-use apizr_runtime::ir::{ReadinessPolicy, SourceKind, Value};
+use apizr_runtime::ir::{ReadinessPolicy, SourceKind};
 use apizr_runtime::pool::executor::DirectExecutor;
 use apizr_runtime::pool::{PoolConfig, SetResults};
 use apizr_runtime::{AnyExecutor, Call, Executable, Status};
@@ -35,7 +36,7 @@ fn contracts() -> Vec<InvocationContract> {
 }
 
 /// (function, arguments, expected result as canonical JSON).
-const CALLS: [(&str, &str, &str); 4] = [
+const CALLS: [(&str, &str, &str); 6] = [
     (
         "paint",
         r#"{"shape": {"color": "red", "corners": [{"x": 2}, {"x": 3, "y": 1, "label": null}], "size": "l"}, "mode": "fill"}"#,
@@ -56,6 +57,13 @@ const CALLS: [(&str, &str, &str); 4] = [
         r#"{"points": [{"x": 1, "y": 2}], "size": "s"}"#,
         r#"{"left":"1:2","right":1.0}"#,
     ),
+    // Aliases (one only under `if TYPE_CHECKING:`) and a returned list of instances.
+    (
+        "outline",
+        r#"{"corners": [{"x": 1, "label": "a"}], "score": 2}"#,
+        r#"[{"label":null,"x":3,"y":0}]"#,
+    ),
+    ("outline", r#"{"corners": []}"#, "null"),
 ];
 
 fn check(executor: &AnyExecutor, contracts: &[InvocationContract], executable: &Executable) {
@@ -95,7 +103,7 @@ fn check(executor: &AnyExecutor, contracts: &[InvocationContract], executable: &
 #[test]
 fn enum_dataclass_namedtuple_and_literal_arguments_reach_python_as_instances() {
     let contracts = contracts();
-    assert_eq!(contracts.len(), 3);
+    assert_eq!(contracts.len(), 4);
     let executable = Executable::new(SOURCE.to_vec());
     // Direct: the warm pool (`apizr.worker-serve/v2`).
     let direct = DirectExecutor::start_blocking(PoolConfig {
@@ -131,5 +139,4 @@ fn enum_dataclass_namedtuple_and_literal_arguments_reach_python_as_instances() {
     let outcome = governed.execute(&call);
     assert_eq!(outcome.status, Status::Success, "{outcome:?}");
     assert_eq!(outcome.value.canonical_string().unwrap(), expected);
-    let _ = Value::Null;
 }

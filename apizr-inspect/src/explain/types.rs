@@ -121,6 +121,7 @@ pub(super) fn class_problem<'m>(module: &'m Module, name: &str) -> Option<&'m st
     module
         .rules
         .classes
+        .classes
         .iter()
         .rev()
         .find(|c| c.name == name)

@@ -9,7 +9,7 @@ use ruff_python_ast::{Stmt, StmtFunctionDef};
 use super::select::PlanError;
 use crate::facts::ModuleFacts;
 use crate::module::ParsedModule;
-use crate::readiness::classes::ClassCandidate;
+use crate::readiness::classes::V2Types;
 use crate::readiness::outputs;
 use crate::readiness::typeddict::Candidate;
 
@@ -18,7 +18,7 @@ pub fn build<'a>(
     parsed: &'a ParsedModule,
     facts: &'a ModuleFacts<'a>,
     candidates: &[Candidate],
-    classes: &[ClassCandidate],
+    classes: &V2Types,
     inspection: &Inspection,
     assessment: &Assessment,
 ) -> Result<InvocationContract, PlanError> {

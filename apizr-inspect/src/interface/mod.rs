@@ -47,7 +47,7 @@ pub fn contracts_for(
     let classes = if inspection.readiness.policy_version == ReadinessPolicy::V2.schema() {
         classes::prove_all(parsed, &facts, &typed_dicts)
     } else {
-        Vec::new()
+        classes::V2Types::default()
     };
     chosen
         .iter()

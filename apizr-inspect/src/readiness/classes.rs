@@ -21,7 +21,7 @@
 //!
 //! Only readiness v2 builds these candidates: under v1 the same annotations keep READY-013.
 
-use std::collections::HashMap;
+use std::collections::HashSet;
 
 use apizr_ir::{ObjectField, PythonClass, PythonClassKind, ReasonCode, TypeKind, TypeSpec, Value};
 use ruff_python_ast::{self as ast, Expr, Stmt};
@@ -41,28 +41,43 @@ pub struct ClassCandidate {
     pub outcome: Result<TypeSpec, String>,
 }
 
-/// Every Enum, dataclass and NamedTuple class statement of the module, in source order.
+/// What readiness v2 adds to the classifier: the module's classes and type aliases, each
+/// with the line it is bound at (a function sees those declared before its `def`).
+#[derive(Debug, Clone, Default)]
+pub struct V2Types {
+    pub classes: Vec<ClassCandidate>,
+    pub aliases: Vec<super::aliases::AliasCandidate>,
+}
+
+/// Every Enum, dataclass and NamedTuple class statement and every type alias of the module,
+/// in source order: each is lowered with what was declared before it.
 pub fn prove_all(
     parsed: &ParsedModule,
     facts: &ModuleFacts,
     typed_dicts: &[typeddict::Candidate],
-) -> Vec<ClassCandidate> {
-    let mut out: Vec<ClassCandidate> = Vec::new();
+) -> V2Types {
+    let mut out = V2Types::default();
     for (_, statement) in facts.statements() {
+        let line = statement.line;
+        if let Some(alias) = super::aliases::alias(facts, statement) {
+            let ctx = super::outputs::context_at(facts, typed_dicts, &out, line);
+            let candidate = super::aliases::lowered(&ctx, alias, line);
+            out.aliases.push(candidate);
+            continue;
+        }
         let Stmt::ClassDef(class) = statement.node else {
             continue;
         };
         let Some(kind) = class_kind(facts, class) else {
             continue;
         };
-        let line = statement.line;
         let outcome = if !statement.is_direct() {
             Err("the class must be defined unconditionally at module level".into())
         } else {
             let ctx = super::outputs::context_at(facts, typed_dicts, &out, line);
             prove(&ctx, &parsed.module, class, kind)
         };
-        out.push(ClassCandidate {
+        out.classes.push(ClassCandidate {
             name: class.name.to_string(),
             line,
             outcome,
@@ -72,7 +87,7 @@ pub fn prove_all(
 }
 
 /// `name` is bound once, unconditionally, by an import accepted by `accept`.
-fn imported(facts: &ModuleFacts, name: &str, accept: impl Fn(&BindingKind) -> bool) -> bool {
+pub fn imported(facts: &ModuleFacts, name: &str, accept: impl Fn(&BindingKind) -> bool) -> bool {
     !facts.is_mutated(name)
         && facts
             .unique_binding(name, View::Namespace)
@@ -80,7 +95,12 @@ fn imported(facts: &ModuleFacts, name: &str, accept: impl Fn(&BindingKind) -> bo
 }
 
 /// `expr` names `module.wanted` (`from module import wanted` or `import module`).
-fn is_stdlib(facts: &ModuleFacts, expr: &Expr, module: &str, wanted: &[&str]) -> Option<String> {
+pub fn is_stdlib(
+    facts: &ModuleFacts,
+    expr: &Expr,
+    module: &str,
+    wanted: &[&str],
+) -> Option<String> {
     match expr {
         Expr::Name(n) => wanted
             .iter()
@@ -246,7 +266,7 @@ fn record_shape(
         }
     }
     let mut fields = Vec::new();
-    let mut seen: HashMap<String, ()> = HashMap::new();
+    let mut seen: HashSet<String> = HashSet::new();
     for stmt in &class.body {
         let Stmt::AnnAssign(field) = stmt else {
             if let Stmt::Assign(_) = stmt {
@@ -297,7 +317,7 @@ fn record_shape(
         {
             return Err(format!("field `{fname}` does not have a precise JSON type"));
         }
-        if seen.insert(fname.clone(), ()).is_some() {
+        if !seen.insert(fname.clone()) {
             return Err(format!("field `{fname}` is declared twice"));
         }
         fields.push(ObjectField {

@@ -40,6 +40,8 @@ pub struct Context<'a> {
     /// Readiness v2 only: the module's Enum/dataclass/NamedTuple classes declared before here
     /// ([`super::classes`]), with their shape or why they are refused.
     pub classes: HashMap<String, Result<&'a TypeSpec, &'a str>>,
+    /// Readiness v2 only: the module's type aliases declared before here ([`super::aliases`]).
+    pub aliases: HashMap<String, &'a super::aliases::AliasCandidate>,
     /// Nodes copied so far by inlining proven shapes (see [`super::lower`]).
     pub inlined: Cell<usize>,
 }
@@ -53,6 +55,7 @@ impl<'a> Context<'a> {
             facts,
             candidates,
             classes: HashMap::new(),
+            aliases: HashMap::new(),
             inlined: Cell::new(0),
         }
     }
@@ -155,6 +158,9 @@ impl Context<'_> {
                         out.push(found(R013, expr, TypeCause::RefusedClass));
                     }
                     return;
+                }
+                if let Some(alias) = self.aliases.get(name.id.as_str()) {
+                    return out.extend(alias.findings.iter().copied());
                 }
             }
             _ => {}

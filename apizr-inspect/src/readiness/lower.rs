@@ -48,7 +48,13 @@ impl Context<'_> {
                     }
                     return (*shape).clone();
                 }
-                if let Some(Ok(shape)) = self.classes.get(name.id.as_str()) {
+                let alias = self.aliases.get(name.id.as_str()).map(|a| &a.spec);
+                if let Some(shape) = self
+                    .classes
+                    .get(name.id.as_str())
+                    .and_then(|c| c.ok())
+                    .or(alias)
+                {
                     let total = self.inlined.get() + shape_size(shape).0 + 1;
                     self.inlined.set(total);
                     if total > MAX_NODES {

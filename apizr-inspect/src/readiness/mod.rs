@@ -9,7 +9,8 @@
 //! * [`imports`] + [`stdlib`] — READY-014/015;
 //! * [`inputs`] + [`outputs`] — per-parameter and return classification;
 //! * [`typeddict`] + [`lower`] — TypedDict proofs and their object TypedSpecs;
-//! * [`classes`] — v2 only: Enum, dataclass and NamedTuple classes as input/output types;
+//! * [`classes`] + [`aliases`] — v2 only: Enum, dataclass and NamedTuple classes as
+//!   input/output types, and type aliases (also under `if TYPE_CHECKING:`);
 //! * [`assemble`] — findings → assessments (de-duplicated, sorted, states);
 //! * [`v2`] — the opt-in policy `apizr.readiness/v2`: the same rules, plus proofs that more
 //!   top-level statements are harmless (it only changes which READY-004/015 findings remain).
@@ -18,6 +19,7 @@
 //! proofs, the findings every capability shares), [`ModuleRules::capability`] adds one
 //! capability's own findings.
 
+pub mod aliases;
 pub mod assemble;
 pub mod bindings;
 pub mod classes;
@@ -126,7 +128,7 @@ pub struct ModuleRules<'a> {
     /// TypedDict candidates and their proofs, in source order.
     pub typed_dicts: Vec<typeddict::Candidate>,
     /// v2 only (empty under v1): Enum, dataclass and NamedTuple classes and their shapes.
-    pub classes: Vec<classes::ClassCandidate>,
+    pub classes: classes::V2Types,
     /// Findings every capability of the module gets: READY-004, READY-008 and the module-scope
     /// READY-014/015.
     pub shared: Vec<Finding>,
@@ -169,7 +171,7 @@ impl<'a> ModuleRules<'a> {
         };
         let typed_dicts = typeddict::prove_all(parsed, facts);
         let classes = match policy {
-            ReadinessPolicy::V1 => Vec::new(),
+            ReadinessPolicy::V1 => classes::V2Types::default(),
             ReadinessPolicy::V2 => classes::prove_all(parsed, facts, &typed_dicts),
         };
         let namespace = bindings::namespace_findings(parsed, facts);

@@ -10,18 +10,18 @@ use ruff_python_ast::StmtFunctionDef;
 use ruff_text_size::Ranged;
 
 use super::Finding;
-use super::classes::ClassCandidate;
+use super::classes::V2Types;
 use super::evidence::{Evidence, TypeCause};
 use super::inputs::Context;
 use super::typeddict::Candidate;
 use crate::facts::ModuleFacts;
 
 /// The classifier context for a function at `def_line`: only candidates proven and declared
-/// before the function count as proven shapes; `classes` (empty under readiness v1) likewise.
+/// before the function count as proven shapes; `v2`'s classes and aliases (empty under readiness v1) likewise.
 pub fn context_at<'a>(
     facts: &'a ModuleFacts<'a>,
     candidates: &'a [Candidate],
-    classes: &'a [ClassCandidate],
+    v2: &'a V2Types,
     def_line: u32,
 ) -> Context<'a> {
     let mut map: HashMap<String, Option<&'a TypeSpec>> = HashMap::new();
@@ -34,9 +34,12 @@ pub fn context_at<'a>(
         }
     }
     let mut ctx = Context::new(facts, map);
-    for class in classes.iter().filter(|c| c.line < def_line) {
+    for class in v2.classes.iter().filter(|c| c.line < def_line) {
         let shape = class.outcome.as_ref().map_err(String::as_str);
         ctx.classes.insert(class.name.clone(), shape);
+    }
+    for alias in v2.aliases.iter().filter(|a| a.line < def_line) {
+        ctx.aliases.insert(alias.name.clone(), alias);
     }
     ctx
 }

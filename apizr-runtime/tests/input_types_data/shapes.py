@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Literal, NamedTuple, Optional
+from typing import TYPE_CHECKING, Literal, NamedTuple, Optional, TypeAlias
+
+if TYPE_CHECKING:
+    Score = int | float
 
 
 class Color(Enum):
@@ -58,3 +61,12 @@ def walk(points: list[Point], size: Optional[Size] = None) -> Pair:
     if not all(type(p) is Point for p in points) or (size is not None and type(size) is not Size):
         raise TypeError("not converted")
     return Pair(left=",".join("%d:%d" % (p.x, p.y) for p in points), right=float(len(points)))
+
+
+Corners: TypeAlias = list[Point]
+
+
+def outline(corners: Corners, score: Score = 0) -> Optional[Corners]:
+    if not all(type(c) is Point for c in corners):
+        raise TypeError("not converted")
+    return [Point(x=c.x + int(score), y=c.y) for c in corners] or None

@@ -3,6 +3,10 @@ from dataclasses import dataclass, field
 from enum import Enum, auto
 from typing import NamedTuple
 
+Blob = bytes
+Twice = int
+Twice = str
+
 
 class Auto(Enum):
     A = auto()
@@ -41,4 +45,8 @@ def uses_hidden(h: Hidden) -> int:
 
 
 def uses_opaque(o: Opaque) -> int:
+    return 1
+
+
+def uses_alias(b: Blob, t: Twice) -> int:
     return 1
