@@ -104,6 +104,15 @@ fn check(executor: &AnyExecutor, contracts: &[InvocationContract], executable: &
 fn enum_dataclass_namedtuple_and_literal_arguments_reach_python_as_instances() {
     let contracts = contracts();
     assert_eq!(contracts.len(), 4);
+    // Bundles and generated bindings read contracts back with `serve::decode`: the class
+    // references must survive the round trip, or the worker would get plain dicts.
+    for contract in &contracts {
+        let value = apizr_runtime::ir::to_value(contract).unwrap();
+        let decoded = apizr_runtime::serve::decode::contract(&value).unwrap();
+        assert_eq!(&decoded, contract);
+    }
+    assert!(contracts.iter().all(|c| c.returns.has_python_class()
+        || c.parameters.iter().any(|p| p.type_spec.has_python_class())));
     let executable = Executable::new(SOURCE.to_vec());
     // Direct: the warm pool (`apizr.worker-serve/v2`).
     let direct = DirectExecutor::start_blocking(PoolConfig {
