@@ -109,7 +109,7 @@ fn generate(transport: Transport, args: &GenerateArgs) -> Result<String, Generat
             SourceKind::Python,
             input.module,
             Some(input.selection),
-            Some(package),
+            package,
         )
     } else {
         if let Some(dir) = &args.wheelhouse {
@@ -159,7 +159,9 @@ fn generate(transport: Transport, args: &GenerateArgs) -> Result<String, Generat
 
 /// A package directory: the module `--select` names, its import closure, its requirements
 /// and (`--wheelhouse`) the wheels to install them from.
-fn package_source(args: &GenerateArgs) -> Result<(PackageInput, ServedPackage), GenerateError> {
+fn package_source(
+    args: &GenerateArgs,
+) -> Result<(PackageInput, Option<ServedPackage>), GenerateError> {
     if args.module_name.is_some() {
         return Err(GenerateError::Input(
             "--module-name does not apply to a package directory: --select MODULE:FUNCTION \
@@ -195,11 +197,12 @@ fn package_source(args: &GenerateArgs) -> Result<(PackageInput, ServedPackage), 
         Some(dir) => read_wheelhouse(dir)?,
         None => BTreeMap::new(),
     };
-    let package = ServedPackage {
-        files: input.files.clone(),
+    // `None`: a module that stands alone, generated as its file would be (same bytes).
+    let package = input.files.clone().map(|files| ServedPackage {
+        files,
         requirements: input.requirements.specifiers.clone(),
         wheelhouse,
-    };
+    });
     Ok((input, package))
 }
 

@@ -184,10 +184,11 @@ pub fn build_specs(args: &ServeArgs) -> anyhow::Result<Vec<ServeSpec>> {
             return inputs
                 .into_iter()
                 .map(|input| {
-                    let package = PackageFiles { files: input.files };
+                    // `None`: a module that stands alone, served as its file would be.
+                    let package = input.files.map(|files| PackageFiles { files });
                     let select = Some(input.selection.as_str());
                     let source = (input.source, SourceKind::Python, input.module);
-                    spec_of(args, source, select, Some(package))
+                    spec_of(args, source, select, package)
                 })
                 .collect();
         }

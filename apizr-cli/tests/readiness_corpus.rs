@@ -112,7 +112,8 @@ fn import_failure(log: &Path) -> Option<String> {
 }
 
 /// The control: a package whose `__init__` raises, served the same way, is caught by
-/// [`import_failure`] (so a real import failure cannot pass unnoticed).
+/// [`import_failure`] (so a real import failure cannot pass unnoticed). Its module imports
+/// its package: a module that imports no file of the directory is served alone, without it.
 fn control_is_caught(scratch: &Path, policy: &Path) {
     let root = scratch.join("control");
     std::fs::create_dir_all(root.join("broken")).unwrap();
@@ -123,7 +124,7 @@ fn control_is_caught(scratch: &Path, policy: &Path) {
     .unwrap();
     std::fs::write(
         root.join("broken/mod.py"),
-        "def f(x: int) -> int:\n    return x\n",
+        "import broken\n\n\ndef f(x: int) -> int:\n    return x\n",
     )
     .unwrap();
     let log = scratch.join("control.log");

@@ -2,10 +2,16 @@
 //! --select pkg.mod:func,…`.
 //!
 //! DIR is what would be on `sys.path`. The selection names functions of modules by their
-//! dotted names; each module gets every local file importing it runs (its import closure,
-//! parent packages' `__init__.py` included, call-time imports too, from the one resolver
-//! [`apizr_inspect::package`]), keyed by path under the `sys.path` root. Third-party
-//! requirements come from `apizr_inspect::package::requirements`.
+//! dotted names. A module that imports no file of the directory, of a package that declares
+//! no requirements ([`PackageIndex::stands_alone`]), is the single file it is: it is served
+//! exactly as `FILE --module-name pkg.mod --select f` serves it (no package files; the worker
+//! makes its parents empty modules), so its parents' `__init__`, which it never reads, never
+//! run, and the bundle is byte for byte that single-file one. Every other module gets every
+//! local file importing it runs (its import closure, parent packages' `__init__.py`
+//! included, call-time imports too, from the one resolver [`apizr_inspect::package`]), keyed
+//! by path under the `sys.path` root, and is imported by its dotted name, parents first.
+//! Third-party requirements come from `apizr_inspect::package::requirements`; a package that
+//! declares some is always bundled (the bundle is what installs them).
 //!
 //! Several modules: [`load`] gives one [`PackageInput`] per module, in the order the selection
 //! first names them; `serve` serves each as a source of its own (one executable, closure and
@@ -36,7 +42,8 @@ pub struct PackageInput {
     /// The module's own bytes (the executable).
     pub source: Vec<u8>,
     /// Path under the `sys.path` root (`pkg/__init__.py`) → bytes; the module's file included.
-    pub files: BTreeMap<String, Vec<u8>>,
+    /// `None`: a module that stands alone, served as `FILE --module-name pkg.mod` would be.
+    pub files: Option<BTreeMap<String, Vec<u8>>>,
     pub requirements: Requirements,
 }
 
@@ -157,9 +164,16 @@ fn load_module(
             }
         )));
     }
-    let closure = index
-        .closure(&[selection.module.as_str()], true)
+    let declares = !requirements.specifiers.is_empty();
+    let alone = index
+        .stands_alone(&selection.module, declares)
         .map_err(input)?;
+    let closure = match alone {
+        true => [selection.module.clone()].into(),
+        false => index
+            .closure(&[selection.module.as_str()], true)
+            .map_err(input)?,
+    };
     let mut files = BTreeMap::new();
     let mut source = Vec::new();
     for module in &closure {
@@ -186,7 +200,7 @@ fn load_module(
         module: selection.module,
         selection: selection.functions.join(","),
         source,
-        files,
+        files: (!alone).then_some(files),
         requirements,
     })
 }

@@ -1,6 +1,7 @@
 //! Readiness v2 over a package directory (`tests/data/readiness_v2_package`): imports of the
 //! package's own modules are followed. A function is ready when every module its import runs
-//! (its parent packages' `__init__` included) has a proved top level; a class proved in a
+//! (its parent packages' `__init__` included, unless the module imports no file of a
+//! directory that declares no requirements and is served alone) has a proved top level; a class proved in a
 //! sibling module is a known base class; a declared third-party import is ready, explicitly,
 //! with READY-020; each refusal names its cause (an unproved module, an import cycle, a
 //! missing name, an unproved parent package). v1 over the same tree is unchanged.
@@ -11,6 +12,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use apizr_inspect::InspectOptions;
+use apizr_inspect::package::{PackageIndex, declared_dependencies};
 use apizr_inspect::project::{ProjectOptions, inspect_dir};
 use apizr_ir::ReadinessPolicy;
 
@@ -23,6 +25,10 @@ const DIR: &str = concat!(
 type Verdicts = BTreeMap<String, (String, bool, Vec<String>, Vec<String>)>;
 
 fn verdicts(policy: ReadinessPolicy) -> Verdicts {
+    verdicts_in(Path::new(DIR), policy)
+}
+
+fn verdicts_in(dir: &Path, policy: ReadinessPolicy) -> Verdicts {
     let options = ProjectOptions {
         inspect: InspectOptions {
             explain: true,
@@ -32,7 +38,7 @@ fn verdicts(policy: ReadinessPolicy) -> Verdicts {
         threads: Some(2),
         keep_envelopes: true,
     };
-    let project = inspect_dir(Path::new(DIR), &options).unwrap();
+    let project = inspect_dir(dir, &options).unwrap();
     let mut out = Verdicts::new();
     for entry in &project.modules {
         let report = entry
@@ -169,13 +175,60 @@ fn each_refusal_names_its_cause() {
         "004",
         "make the top level of package `shop.sub`",
     );
-    // No import of its own package, but bundles import it by its dotted name all the same
-    // (`shop/sub/__init__.py`, which writes `os.environ`, runs first): refused as well.
+    // No import of its own package, but the package declares requirements (`requests`), so
+    // it is bundled with its parents all the same (`shop/sub/__init__.py`, which writes
+    // `os.environ`, runs first): refused as well.
     refused(
         "shop.sub.alone:alone",
         "004",
         "make the top level of package `shop.sub`",
     );
+}
+
+/// The same tree without declared requirements: `sub.alone` imports no module of the
+/// directory, so it is served as the single file it is (its parents never run) and v2 judges
+/// it as v1 does; `sub.leaf` imports its package and still needs `sub/__init__.py` proved.
+#[test]
+fn a_module_that_stands_alone_is_judged_without_its_parents() {
+    let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("v2-package-alone");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("shop/sub")).unwrap();
+    for (file, text) in [
+        ("shop/__init__.py", ""),
+        ("shop/base.py", "def kinds() -> list:\n    return []\n"),
+        (
+            "shop/sub/__init__.py",
+            "import os\n\nos.environ[\"SHOP_SUB\"] = \"1\"\n",
+        ),
+        (
+            "shop/sub/alone.py",
+            "def alone(x: int) -> int:\n    return x\n",
+        ),
+        (
+            "shop/sub/leaf.py",
+            "from ..base import kinds\n\n\ndef leaf(x: int) -> int:\n    return x + len(kinds())\n",
+        ),
+    ] {
+        std::fs::write(dir.join(file), text).unwrap();
+    }
+    let (v1, v2) = (
+        verdicts_in(&dir, ReadinessPolicy::V1),
+        verdicts_in(&dir, ReadinessPolicy::V2),
+    );
+    let (state, ready, codes, _) = verdict(&v2, "shop.sub.alone:alone");
+    assert!(
+        *ready && state == "ready" && codes.is_empty(),
+        "{state} {codes:?}"
+    );
+    assert!(verdict(&v1, "shop.sub.alone:alone").1);
+    let (_, ready, codes, _) = verdict(&v2, "shop.sub.leaf:leaf");
+    assert!(!*ready && codes.contains(&"004".to_string()), "{codes:?}");
+    assert!(has_fix(
+        &v2,
+        "shop.sub.leaf:leaf",
+        "make the top level of package `shop.sub`"
+    ));
+    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 /// The proof obligation over the package corpus: every function v2 calls ready without
@@ -186,6 +239,12 @@ fn each_refusal_names_its_cause() {
 /// single-file corpus and `readiness_corpus` in apizr-cli for pinned PyPI wheels.)
 #[test]
 fn ready_package_functions_import_and_run_in_cpython() {
+    // A single file loaded under its dotted name without its parents, as the worker loads a
+    // single-file source.
+    const ALONE: &str = "def alone(name, path):\n    \
+                         spec = importlib.util.spec_from_file_location(name, path)\n    \
+                         module = importlib.util.module_from_spec(spec)\n    \
+                         spec.loader.exec_module(module)\n    return module\n";
     let options = ProjectOptions {
         inspect: InspectOptions {
             readiness: ReadinessPolicy::V2,
@@ -195,6 +254,8 @@ fn ready_package_functions_import_and_run_in_cpython() {
         keep_envelopes: true,
     };
     let project = inspect_dir(Path::new(DIR), &options).unwrap();
+    let index = PackageIndex::scan(Path::new(DIR)).unwrap();
+    let declares = !declared_dependencies(Path::new(DIR)).is_empty();
     let mut calls = Vec::new();
     for entry in &project.modules {
         let report = entry.result.as_ref().unwrap();
@@ -226,8 +287,15 @@ fn ready_package_functions_import_and_run_in_cpython() {
                 })
                 .collect();
             let module = entry.module.as_deref().unwrap();
-            // Every module runs inside its package (parents first), as bundles import it.
-            let load = format!("importlib.import_module({module:?})");
+            // As bundles load it: a module that imports no file of the directory alone, from
+            // its file (its parents never run), every other one inside its package (by its
+            // dotted name, parents first).
+            let load = if index.stands_alone(module, declares).unwrap() {
+                let path = Path::new(DIR).join(index.module_path(module).unwrap());
+                format!("alone({module:?}, {:?})", path.to_str().unwrap())
+            } else {
+                format!("importlib.import_module({module:?})")
+            };
             calls.push(format!(
                 "print(repr({load}.{symbol}({})))",
                 arguments.join(", ")
@@ -236,7 +304,7 @@ fn ready_package_functions_import_and_run_in_cpython() {
     }
     assert!(calls.len() >= 5, "{calls:?}");
     let script = format!(
-        "import importlib, sys\nsys.path.insert(0, {DIR:?})\n{}\n",
+        "import importlib.util, sys\nsys.path.insert(0, {DIR:?})\n{ALONE}{}\n",
         calls.join("\n")
     );
     let output = std::process::Command::new("python3")

@@ -9,6 +9,9 @@
 //! * [`PackageIndex::imports_of`] — every import statement of one module, resolved
 //!   ([`resolve`]).
 //! * [`PackageIndex::closure`] — the local modules importing some modules executes ([`closure`]).
+//! * [`PackageIndex::stands_alone`] — whether a module needs that closure at all: a module
+//!   that imports no file of the directory (of a package declaring no requirements) is served
+//!   as a single file, without its parents' `__init__`.
 //!
 //! The rules follow CPython's import system, statically:
 //!
@@ -217,6 +220,27 @@ impl PackageIndex {
         include_call_time: bool,
     ) -> Result<std::collections::BTreeSet<String>, PackageError> {
         closure::closure(self, roots, include_call_time)
+    }
+
+    /// Module `dotted` is served as a single file: it is not a package's `__init__`, it imports
+    /// no module of the directory (no relative import, none resolving to one of its modules),
+    /// and the directory `declares` no requirements (a single file has no environment to
+    /// install them into; a bundle that installs them is the package bundle). It is then
+    /// served as `FILE --module-name DOTTED` serves it: under its dotted name, its parents
+    /// empty modules, so their `__init__`, which it never reads, never runs. The one rule of
+    /// bundling (`apizr_codegen::package`) and of readiness v2's parent obligation.
+    pub fn stands_alone(&self, dotted: &str, declares: bool) -> Result<bool, PackageError> {
+        Ok(self.stands_alone_with(dotted, &self.imports_of(dotted)?, declares))
+    }
+
+    /// [`Self::stands_alone`] for a module whose imports are resolved already.
+    pub fn stands_alone_with(
+        &self,
+        dotted: &str,
+        imports: &[ResolvedImport],
+        declares: bool,
+    ) -> bool {
+        !declares && !self.is_package(dotted) && closure::stands_alone(imports)
     }
 
     /// `dotted` and the packages above it that the index holds, outermost first

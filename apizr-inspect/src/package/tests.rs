@@ -306,3 +306,28 @@ fn errors_name_the_module_or_path() {
         other => panic!("expected the syntax error of bad.py, got {other:?}"),
     }
 }
+
+#[test]
+fn a_module_that_imports_no_file_of_the_directory_stands_alone() {
+    let index = app();
+    let alone = |module: &str| match index.stands_alone(module, false) {
+        Ok(alone) => alone,
+        Err(error) => panic!("{module}: {error}"),
+    };
+    // No import at all: single files, whatever their parents' `__init__` do.
+    assert!(alone("pkg.lazy"));
+    assert!(alone("pkg.typing_only"));
+    // A package that declares requirements is always bundled (the bundle installs them).
+    assert!(!index.stands_alone("pkg.lazy", true).unwrap_or(true));
+    // Relative imports (even unresolvable ones), an absolute import of the own package, an
+    // import of another top-level module, and a package's `__init__` itself: not alone.
+    assert!(!alone("pkg.core"));
+    assert!(!alone("pkg.sub.leaf"));
+    assert!(!alone("pkg.util"));
+    assert!(!alone("top"));
+    assert!(!alone("pkg.shadow"));
+    assert!(matches!(
+        index.stands_alone("pkg.nothing", false),
+        Err(PackageError::UnknownModule { .. })
+    ));
+}

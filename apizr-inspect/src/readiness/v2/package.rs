@@ -23,10 +23,13 @@
 //! the standard library's even when the directory holds a module of that name (inspecting the
 //! stdlib itself): the worker's interpreter has its own stdlib.
 //!
-//! Parents: a module of a package runs inside it (bundles import it by its dotted name with
-//! the package root on `sys.path`), so its parent packages' `__init__` run first and must be
-//! proved too ([`ModulePackage::needs_package`]) — also when the module never imports its
-//! package itself.
+//! Parents: a module that imports its package (a relative import, or any import of a module of
+//! the directory) runs inside it — bundles import it by its dotted name with the package root
+//! on `sys.path` — so its parent packages' `__init__` run first and must be proved too
+//! ([`ModulePackage::needs_package`]). A module that imports no file of the directory, in a
+//! package that declares no requirements ([`PackageIndex::stands_alone`]), is served as the
+//! single file it is, its parents never run, and v2 judges it as v1 does (plus its own
+//! proofs): the one rule bundling uses too.
 //!
 //! Third-party imports are accepted only for distributions the project declares
 //! ([`crate::package::declared_dependencies`]); the assessment then carries READY-020, never silently.
@@ -253,18 +256,22 @@ impl<'c> ModulePackage<'c> {
         }
     }
 
-    /// The module runs inside its package: importing it runs its parent packages'
-    /// `__init__` first. Every module of a package directory with a parent package does:
-    /// `serve DIR`/`generate DIR` bundles import it by its dotted name with the package root
-    /// on `sys.path` (a module that never imports its package is no exception: in the
-    /// strict sandbox `mistune.util` ran `mistune/__init__.py`, which failed there). A
-    /// top-level module has no parents to prove.
+    /// The module runs inside its package: importing it runs its parent packages' `__init__`
+    /// first. A module with a parent package does unless it [stands
+    /// alone](PackageIndex::stands_alone) (no import of the directory's modules, no declared
+    /// requirements): `serve DIR`/`generate DIR` then serve it as a single file, with empty
+    /// parents. A top-level module has no parents to prove.
     pub fn needs_package(&self) -> bool {
-        self.ctx
+        !self
+            .ctx
             .index
-            .with_parents(self.module)
-            .iter()
-            .any(|p| *p != self.module)
+            .stands_alone_with(self.module, &self.imports, !self.ctx.declared.is_empty())
+            && self
+                .ctx
+                .index
+                .with_parents(self.module)
+                .iter()
+                .any(|p| *p != self.module)
     }
 
     /// The packages above this module whose import is not proved harmless (importing
