@@ -78,7 +78,8 @@ impl Prover<'_> {
         if decorated.runtime_checkable && kind != ClassKind::Protocol {
             return Err(Unproved::at(class.name.range(), Why::Decorator));
         }
-        let mut body = self.class_scope();
+        // A class body: the module's names plus the body's own.
+        let mut body = self.nested(self.local.in_class_body());
         let outcome = body.class_body(class, kind, enum_values, &decorated)?;
         let constructible = kind == ClassKind::Plain
             && !outcome.lifecycle
@@ -96,19 +97,6 @@ impl Prover<'_> {
             init_subclass: inherited_init_subclass || outcome.init_subclass,
             constructible,
         })
-    }
-
-    /// A prover for a class body: the module's names plus the body's own.
-    fn class_scope(&self) -> Prover<'_> {
-        Prover {
-            env: self.env.clone(),
-            future_annotations: self.future_annotations,
-            imported_modules: self.imported_modules.clone(),
-            excused_imports: Default::default(),
-            module: self.module,
-            package: self.package,
-            local: self.local.in_class_body(),
-        }
     }
 
     fn class_decorators(&self, class: &ast::StmtClassDef) -> Proof<Decorated> {

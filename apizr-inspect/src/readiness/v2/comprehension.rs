@@ -65,25 +65,12 @@ impl Prover<'_> {
             }
             _ => return fail(),
         };
-        let mut scope = self.scope();
+        let mut scope = self.nested(self.local.clone());
         scope.env.bind(target.id.as_str(), Meaning::Value(kind));
         if code_point {
             scope.local = scope.local.with_code_point(target.id.as_str());
         }
         scope.value(elt)
-    }
-
-    /// A prover for a nested scope that reads the module's names.
-    fn scope(&self) -> Prover<'_> {
-        Prover {
-            env: self.env.clone(),
-            future_annotations: self.future_annotations,
-            imported_modules: self.imported_modules.clone(),
-            excused_imports: Default::default(),
-            module: self.module,
-            package: self.package,
-            local: self.local.clone(),
-        }
     }
 }
 

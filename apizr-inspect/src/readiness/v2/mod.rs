@@ -147,6 +147,22 @@ pub struct Prover<'p> {
     pub local: pure::Local,
 }
 
+impl<'p> Prover<'p> {
+    /// A prover for a nested scope (a comprehension, a class body) that reads the module's
+    /// names; `local` says what the scope may call of the module's own code.
+    pub fn nested(&self, local: pure::Local) -> Prover<'p> {
+        Prover {
+            env: self.env.clone(),
+            future_annotations: self.future_annotations,
+            imported_modules: self.imported_modules.clone(),
+            excused_imports: Default::default(),
+            module: self.module,
+            package: self.package,
+            local,
+        }
+    }
+}
+
 /// Prove the direct statements of the module; `v1` are the statements v1 counts.
 pub fn prove<'p>(
     ctx: &'p InitContext,
