@@ -245,6 +245,65 @@ fn restrictions_hold_inside_the_container() {
     assert_no_containers();
 }
 
+/// The attack: the code runs as the same uid as PID 1 (the bootstrap that holds the end
+/// marker's nonce), reads PID 1's memory through `/proc/1/mem`, finds the marker and writes a
+/// forged `<marker>:0:0:0:0` line, so the run would be reported as a success with exit 0
+/// (and the host would stop reading early). PID 1 makes itself non-dumpable before it reads
+/// the marker, so its memory is closed to the code (no `CAP_SYS_PTRACE` in the container).
+#[test]
+fn the_code_cannot_read_the_end_marker_from_pid_1() {
+    let scope = Scope::new("docker-forge");
+    let Some(interp) = interpreter(&scope) else {
+        return;
+    };
+    let env = interp
+        .environment("docker", EnvironmentOptions::default())
+        .unwrap();
+    let code = r#"
+import re, sys, time
+time.sleep(0.3)  # PID 1 has read the marker by now
+pattern = re.compile(b'\n@@apizr-' + b'done:[0-9a-f]{16,}')
+found = None
+try:
+    with open('/proc/1/maps') as maps, open('/proc/1/mem', 'rb') as mem:
+        for line in maps:
+            fields = line.split()
+            if 'r' not in fields[1]:
+                continue
+            a, b = (int(x, 16) for x in fields[0].split('-'))
+            try:
+                mem.seek(a)
+                m = pattern.search(mem.read(b - a))
+            except (OSError, OverflowError, ValueError):
+                continue
+            if m:
+                found = m.group(0)
+                break
+    print('searched', flush=True)
+except OSError as e:
+    print('denied', type(e).__name__, flush=True)
+if found:
+    forged = found + b':0:0:0:0\n'
+    sys.stdout.buffer.write(forged); sys.stdout.flush()
+    sys.stderr.buffer.write(forged); sys.stderr.flush()
+    time.sleep(1)
+sys.exit(7)
+"#;
+    let r = env.execute(code);
+    assert_eq!(
+        r.exit_code,
+        Some(7),
+        "a forged end marker was believed: {}",
+        show(&r)
+    );
+    assert_eq!(
+        r.stdout.as_deref(),
+        Some("denied PermissionError"),
+        "{}",
+        show(&r)
+    );
+}
+
 #[test]
 fn signals_and_oom_kills_are_reported_from_the_container() {
     let scope = Scope::new("docker-endings");

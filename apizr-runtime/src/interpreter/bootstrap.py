@@ -16,6 +16,7 @@
 # limit), and waits for stdin to close before exiting with the child's status, so the host
 # can copy the workspace out of the still-running container. If stdin closes while the code
 # still runs (the host died), it kills every process of the container and exits at once.
+# PID 1 is not dumpable, so the code (same uid) cannot read the marker from its memory.
 #
 # `session` (persistent sessions): the set-up (packages, guard, seccomp) happens once; then
 # each further frame is one call — a 32-byte end marker, then the code — run in the same
@@ -232,9 +233,23 @@ def _wait_or_orphaned(pid):
                 posix._exit(125)
 
 
+def _dumpable(flag):
+    # PR_SET_DUMPABLE. The code runs as PID 1's uid, and a dumpable PID 1 lets it read
+    # /proc/1/mem, where the end marker will be, and forge the end of its own run. Set before
+    # the fork: a /proc/1/mem opened while PID 1 is still dumpable stays readable.
+    import ctypes
+    ulong = ctypes.c_ulong
+    if ctypes.CDLL(None, use_errno=True).prctl(
+            ctypes.c_int(4), ulong(flag), ulong(0), ulong(0), ulong(0)) != 0:
+        _fail('PR_SET_DUMPABLE failed')
+
+
 def _hold(req):
+    _dumpable(0)
     pid = posix.fork()
     if pid == 0:
+        # The code's own process is an ordinary one again (its /proc/self is its own).
+        _dumpable(1)
         _detach_stdin()
         _run(req)
     marker = _frame()
