@@ -19,11 +19,20 @@ Examples:
   apizr image build --base apizr-ci/python-base:bookworm-stdlib --tag apizr/worker:dev
   apizr image build --rootfs rootfs.tar --output worker-image.json
   apizr image build --project generated/ --base apizr-ci/python-base:bookworm-stdlib
+  apizr image build --base \"$(jq -r .image worker-image.json)\" --package src/ --wheelhouse wheels/
   apizr execute f.py total --arguments a.json --policy v2.json \\
       --runtime-image \"$(jq -r .image worker-image.json)\" --runtime-platform linux/amd64
 
 The base must contain python3 (3.11 or newer, with its standard library: _json, ctypes,
-asyncio). Nothing is pulled: the base must already be on the engine (DOCKER_HOST).";
+asyncio). Nothing is pulled: the base must already be on the engine (DOCKER_HOST).
+
+--package: under an apizr.execution/v2 policy every call runs in the runtime image, so a
+package that declares requirements (pyproject.toml [project] dependencies, requirements.txt)
+needs a worker image that carries them. This layers a virtual environment on --base (a worker
+image) from the wheels of --wheelhouse only (no network; every wheel pinned by version and
+sha256; pip from a pip-*.whl there when the base has no ensurepip) and labels the image with
+the requirement set. `apizr serve|generate … --runtime-image ID` then starts only when the
+image's set is exactly the package's.";
 
 #[derive(Debug, Subcommand)]
 pub enum ImageCommand {
@@ -51,6 +60,20 @@ pub struct BuildArgs {
     /// (tag: the project's own image reference unless --tag); prints {"image","tag"}
     #[arg(long, value_name = "DIR", requires = "base", conflicts_with = "rootfs")]
     pub project: Option<PathBuf>,
+    /// A package directory (as apizr serve DIR takes it): install its declared requirements
+    /// into a virtual environment on --base, a worker image, for serving it under an
+    /// apizr.execution/v2 policy; prints {"image","platform","provider"}
+    #[arg(
+        long,
+        value_name = "DIR",
+        requires_all = ["base", "wheelhouse"],
+        conflicts_with_all = ["rootfs", "project"]
+    )]
+    pub package: Option<PathBuf>,
+    /// --package: the local wheels to install from (offline: every requirement and its
+    /// dependencies must be a wheel here)
+    #[arg(long, value_name = "DIR", requires = "package")]
+    pub wheelhouse: Option<PathBuf>,
     /// --project: use this built server binary instead of running cargo build
     #[arg(long, value_name = "FILE", requires = "project")]
     pub binary: Option<PathBuf>,
@@ -73,6 +96,10 @@ pub fn run(command: &ImageCommand) -> Result<ExitCode> {
 fn build(args: &BuildArgs) -> Result<ExitCode> {
     if let (Some(dir), Some(base)) = (&args.project, &args.base) {
         return crate::image_project::build(dir, base, args);
+    }
+    if let (Some(dir), Some(wheelhouse), Some(base)) = (&args.package, &args.wheelhouse, &args.base)
+    {
+        return crate::image_environment::build(dir, wheelhouse, base, args);
     }
     let engine = Engine::from_env().context("cannot use the Docker engine")?;
     eprintln!(

@@ -10,6 +10,7 @@ mod doctor;
 mod execute;
 mod generate;
 mod image;
+mod image_environment;
 mod image_project;
 mod inspect;
 mod project_report;

@@ -62,7 +62,7 @@ const INTERPRETER_EXAMPLES: &str = "\
 The tier, policy and import allowlist are the server's (flags); clients send only code.
 With --session, calls share one persistent interpreter (variables, imports, workspace files)
 that ends with the server, after --idle-timeout seconds without a call, or when a call
-times out (docker tiers: one container for the session, removed when it ends).
+times out. Sessions exist for the local tiers only.
 
 Examples:
   apizr serve interpreter                               local tier, default policy
@@ -149,6 +149,12 @@ fn serve_interpreter(args: &InterpreterServeArgs) -> anyhow::Result<ExitCode> {
     use apizr_runtime::interpreter::SessionOptions;
     use apizr_runtime::serve::mcp::interpreter::{InterpreterHandler, serve_interpreter_blocking};
     let environment = args.interpreter.environment()?;
+    if args.session && environment.tier().is_docker() {
+        bail!(
+            "--session: sessions exist for the local tiers only, not `{}`",
+            environment.tier().name()
+        );
+    }
     let session = args.session.then(|| SessionOptions {
         idle_timeout: std::time::Duration::from_secs(args.idle_timeout.max(1)),
     });
@@ -168,18 +174,17 @@ pub fn build_specs(args: &ServeArgs) -> anyhow::Result<Vec<ServeSpec>> {
     let (bytes, kind, module) = match &args.source {
         Some(path) if path.is_dir() => {
             let inputs = package_source(path, args)?;
-            if args.runtime_image.is_some()
-                && let Some(input) = inputs.first()
-            {
-                apizr_codegen::package::refuse_requirements_in_containers(
-                    &input.requirements.specifiers,
-                )?;
-            }
+            // Under a v2 policy, the server starts only if the runtime image carries the
+            // package's requirement set (`OciExecutor::check_requirements`).
             return inputs
                 .into_iter()
                 .map(|input| {
                     // `None`: a module that stands alone, served as its file would be.
-                    let package = input.files.map(|files| PackageFiles { files });
+                    let requirements = input.requirements.specifiers;
+                    let package = input.files.map(|files| PackageFiles {
+                        files,
+                        requirements,
+                    });
                     let select = Some(input.selection.as_str());
                     let source = (input.source, SourceKind::Python, input.module);
                     spec_of(args, source, select, package)

@@ -30,6 +30,8 @@
 mod built;
 #[path = "generate/support.rs"]
 mod support;
+#[path = "support/wheelhouse.rs"]
+mod wheels;
 
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -305,52 +307,13 @@ fn image_build_project(dir: &std::path::Path, binary: &std::path::Path, tag: &st
     assert!(!left.status.success(), "a failed build leaves no image");
 }
 
-/// A wheelhouse for the fixture's requirement: a pure-Python wheel built here (a zip with a
-/// `.dist-info`: METADATA, WHEEL, RECORD), and pip's own wheel from the host interpreter's
-/// `ensurepip` (the offline base image has neither pip nor ensurepip).
+/// The fixture's wheelhouse (`support/wheelhouse.rs`), under the target directory.
 fn wheelhouse() -> std::path::PathBuf {
     let dir = workspace_root().join(format!(
         "target/generated/projects/wheelhouse-{}",
         std::process::id()
     ));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    let script = r#"
-import base64, hashlib, pathlib, shutil, sys, zipfile
-import ensurepip
-out = pathlib.Path(sys.argv[1])
-files = {
-    "errtext/__init__.py": b"def blocked(errno):\n    return f'blocked: errno {errno}'\n",
-    "apizr_fixture_errtext-1.0.dist-info/METADATA":
-        b"Metadata-Version: 2.1\nName: apizr-fixture-errtext\nVersion: 1.0\n",
-    "apizr_fixture_errtext-1.0.dist-info/WHEEL":
-        b"Wheel-Version: 1.0\nGenerator: apizr-test\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
-}
-record = ""
-for name, data in files.items():
-    digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
-    record += f"{name},sha256={digest},{len(data)}\n"
-record += "apizr_fixture_errtext-1.0.dist-info/RECORD,,\n"
-files["apizr_fixture_errtext-1.0.dist-info/RECORD"] = record.encode()
-with zipfile.ZipFile(out / "apizr_fixture_errtext-1.0-py3-none-any.whl", "w") as wheel:
-    for name, data in files.items():
-        wheel.writestr(name, data)
-bundled = pathlib.Path(ensurepip.__file__).parent / "_bundled"
-pip = sorted(bundled.glob("pip-*.whl"))
-if not pip:
-    sys.exit(f"no pip wheel in {bundled}")
-shutil.copy(pip[-1], out / pip[-1].name)
-"#;
-    let out = Command::new("python3")
-        .args(["-c", script])
-        .arg(&dir)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "building the wheelhouse: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    wheels::write_wheelhouse(&dir);
     dir
 }
 

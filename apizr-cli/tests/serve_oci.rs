@@ -545,3 +545,7 @@ fn a_killed_pooled_server_leaks_nothing() {
     }
     assert!(bundles_of(&second_owner).is_empty());
 }
+
+/// A package with a third-party requirement: only an image that carries it serves it.
+#[path = "serve_oci/requirements.rs"]
+mod requirements;

@@ -74,11 +74,6 @@ fn generate_here(request: &Request) -> Result<Generated, GenerateError> {
         conditional,
         package: request.package.clone(),
     };
-    if planned.oci.is_some()
-        && let Some(package) = &planned.package
-    {
-        crate::package::refuse_requirements_in_containers(&package.requirements)?;
-    }
     if Digest::sha256(&planned.executable) != planned.bound.executable_digest {
         return Err(input("executable bytes do not match the inspected digest"));
     }

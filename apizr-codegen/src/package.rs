@@ -97,24 +97,6 @@ pub fn parse_select(text: &str) -> Result<Vec<PackageSelection>, GenerateError> 
     Ok(modules)
 }
 
-/// Requirements under an `apizr.execution/v2` policy are refused, by `generate` and `serve`
-/// alike: every call runs in the `--runtime-image`, a worker image `apizr image build` makes
-/// from a base image with no virtual environment for the package's requirements, so the calls
-/// would fail to import them. Nothing ties a runtime image to a requirement set yet (a label
-/// the server checks would), so serving would be a promise the image does not keep.
-pub fn refuse_requirements_in_containers(requirements: &[String]) -> Result<(), GenerateError> {
-    if requirements.is_empty() {
-        return Ok(());
-    }
-    Err(input(format!(
-        "the package requires {} and an apizr.execution/v2 policy runs every call in the \
-         --runtime-image, which has no environment with them (apizr image build installs \
-         none): use a v1 policy or direct mode, where the server's image installs them \
-         (generate) or APIZR_PYTHON names a virtual environment with them (serve)",
-        requirements.join(", ")
-    )))
-}
-
 fn is_identifier(text: &str) -> bool {
     let mut chars = text.chars();
     chars.next().is_some_and(|c| c == '_' || c.is_alphabetic())

@@ -67,9 +67,15 @@ impl Executable {
 /// it and the worker re-checks it), and every backend (a sandboxed process with its own mount
 /// view, a container, the warm pool) sees the same package without a file system path that
 /// must be reachable inside it.
+///
+/// `requirements`: the package's declared third-party requirements. They never travel to the
+/// worker (the request bytes are the files only); they decide where a call may run: under an
+/// `apizr.execution/v2` policy only in an image that carries that requirement set
+/// (`oci::environment`), whose interpreter is then the environment's.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct PackageFiles {
     pub files: BTreeMap<String, Vec<u8>>,
+    pub requirements: Vec<String>,
 }
 
 impl PackageFiles {

@@ -322,6 +322,7 @@ fn a_module_of_a_package_imports_its_siblings_and_every_file_is_checked() {
         .into_iter()
         .map(|(path, text)| (path.to_string(), text.as_bytes().to_vec()))
         .collect(),
+        requirements: Vec::new(),
     };
     let rt = runtime();
     let mut c = call0(module, "f");
@@ -358,6 +359,7 @@ fn a_module_of_a_package_imports_its_siblings_and_every_file_is_checked() {
         )]
         .into_iter()
         .collect(),
+        requirements: Vec::new(),
     }));
     assert_eq!(status(&rt.execute(&other_module)), "source_mismatch");
 }

@@ -77,6 +77,9 @@ pub enum BuildError {
         "the built image failed its smoke test (exit {0}): the worker needs python >= 3.11 with _json, ctypes and asyncio"
     )]
     Smoke(i64),
+    /// A requirement environment that cannot be built as asked (`super::environment`).
+    #[error("{0}")]
+    Environment(String),
 }
 
 /// Build a worker image; `progress` receives one human-readable line per step.
@@ -131,7 +134,7 @@ pub fn build_image(
     let id = commit(engine, helper.name(), &config, tag)?;
     let _ = helper.remove();
     progress(&format!("committed {id}; smoke test"));
-    if let Err(e) = smoke_test(engine, &id) {
+    if let Err(e) = smoke_test(engine, &id, PYTHON) {
         let path = format!("/images/{}?force=1", encode_query(&id));
         let _ = engine.call("DELETE", &path, Body::None, Instant::now() + CALL_TIMEOUT);
         return Err(e);
@@ -228,13 +231,15 @@ fn import_rootfs(engine: &Engine, path: &Path) -> Result<String, BuildError> {
     id.ok_or_else(|| BuildError::Import("no image ID in the engine's answer".into()))
 }
 
-fn smoke_test(engine: &Engine, image: &str) -> Result<(), BuildError> {
+/// Run the worker's imports in `image` with `python` under the call controls (no network,
+/// read-only, non-root, no capabilities).
+pub(super) fn smoke_test(engine: &Engine, image: &str, python: &str) -> Result<(), BuildError> {
     let name = format!("apizr-build-{}", random_hex()?);
     let mut guard = ContainerGuard::new(engine.clone(), name.clone());
     let body = json!({
         "Image": image,
         "User": CONTAINER_USER,
-        "Entrypoint": [PYTHON],
+        "Entrypoint": [python],
         "Cmd": ["-I", "-S", "-c", SMOKE],
         "NetworkDisabled": true,
         "HostConfig": {"NetworkMode": "none", "ReadonlyRootfs": true, "CapDrop": ["ALL"],

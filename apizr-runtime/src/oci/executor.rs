@@ -7,6 +7,7 @@ use std::time::Instant;
 
 use apizr_ir::policy_v2::PolicyV2;
 
+use super::environment::check_requirements;
 use super::image::check_image;
 use super::{OciCall, OciConfig, OciPool, OciRuntime, PoolConfig, PoolWorkload, RuntimeImage};
 use crate::audit::{AUDIT_SCHEMA, AuditRecord, AuditSink};
@@ -73,6 +74,35 @@ impl OciExecutor {
 
     pub fn image(&self) -> &RuntimeImage {
         &self.image
+    }
+
+    /// A module of a package that declares requirements runs only in an image carrying
+    /// exactly that requirement set (`environment::check_requirements`, read from the image's
+    /// labels through the engine): a server checks this before it reports ready.
+    pub fn check_requirements(&self, executable: &Executable) -> Result<(), ExecutorError> {
+        let Some(package) = executable.package.as_deref() else {
+            return Ok(());
+        };
+        if package.requirements.is_empty() {
+            return Ok(());
+        }
+        let (engine, _) =
+            self.runtime
+                .engine()
+                .map_err(|reason| ExecutorError::EngineUnavailable {
+                    reason: reason.to_string(),
+                })?;
+        let facts = match check_image(engine, &self.image, self.policy.subprocess_deny()) {
+            Ok(Ok(facts)) => facts,
+            Ok(Err(e)) => return Err(ExecutorError::Image(e)),
+            Err(e) => {
+                return Err(ExecutorError::EngineUnavailable {
+                    reason: e.to_string(),
+                });
+            }
+        };
+        check_requirements(&facts.id, &facts.labels, &package.requirements)
+            .map_err(ExecutorError::Image)
     }
 
     /// The per-call engine work (engine facts, the start-up sweep's report).

@@ -47,6 +47,17 @@ pub enum ImageError {
     Volumes,
     #[error("image lacks label {0}")]
     Label(String),
+    /// A package with requirements, served under v2, and an image without that set.
+    #[error(
+        "image {image} carries {has} but the package requires {required}: build a worker \
+         image with them (apizr image build --base IMG --package DIR --wheelhouse DIR) and \
+         serve with its ID"
+    )]
+    Requirements {
+        image: String,
+        has: String,
+        required: String,
+    },
 }
 
 /// What the check learned about the image (for reports).

@@ -61,7 +61,21 @@ pub fn commit(
     config: &Json,
     tag: Option<&str>,
 ) -> Result<String, BuildError> {
+    commit_with(engine, container, config, &[], tag)
+}
+
+/// [`commit`] with Dockerfile instructions (`changes`) applied on top of `config`.
+fn commit_with(
+    engine: &Engine,
+    container: &str,
+    config: &Json,
+    changes: &[String],
+    tag: Option<&str>,
+) -> Result<String, BuildError> {
     let mut query = format!("container={}&pause=0", encode_query(container));
+    for change in changes {
+        query.push_str(&format!("&changes={}", encode_query(change)));
+    }
     if let Some((repo, tag)) = tag.map(split_tag) {
         query.push_str(&format!(
             "&repo={}&tag={}",
@@ -221,9 +235,32 @@ fn layer(
             Instant::now() + step.timeout,
         )?;
     }
-    let id = commit(engine, helper.name(), config, tag)?;
+    // The helper ran the step as its user with its command; the image gets the config's.
+    // Podman's commit ignores the configuration in the body and keeps the container's, so
+    // what the step changed is restated as instructions, which both engines apply.
+    let changes = match step {
+        Some(_) => step_changes(config),
+        None => Vec::new(),
+    };
+    let id = commit_with(engine, helper.name(), config, &changes, tag)?;
     let _ = helper.remove();
     Ok(id)
+}
+
+/// `USER`, `ENTRYPOINT` and `CMD` of `config` as Dockerfile instructions (a missing
+/// entrypoint or command is the empty list).
+fn step_changes(config: &Json) -> Vec<String> {
+    let list = |key: &str| match config.get(key) {
+        Some(Json::Array(items)) => Json::Array(items.clone()).to_string(),
+        _ => "[]".to_string(),
+    };
+    let mut changes = Vec::new();
+    if let Some(user) = config.get("User").and_then(Json::as_str) {
+        changes.push(format!("USER {user}"));
+    }
+    changes.push(format!("ENTRYPOINT {}", list("Entrypoint")));
+    changes.push(format!("CMD {}", list("Cmd")));
+    changes
 }
 
 /// The `PATH` a Dockerfile build gives an image whose base sets none (Docker's default; a base
@@ -300,6 +337,20 @@ mod tests {
         assert_eq!(
             bare["Env"],
             serde_json::json!([DEFAULT_PATH, "LANG=C.UTF-8", "APIZR_PYTHON=python3"])
+        );
+    }
+
+    #[test]
+    fn what_a_step_changed_is_restated_for_the_commit() {
+        let config = serde_json::json!({"User": "65532:65532", "Entrypoint": null,
+            "Cmd": ["/usr/local/bin/python", "-I"]});
+        assert_eq!(
+            step_changes(&config),
+            [
+                "USER 65532:65532",
+                "ENTRYPOINT []",
+                r#"CMD ["/usr/local/bin/python","-I"]"#
+            ]
         );
     }
 

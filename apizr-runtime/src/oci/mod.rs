@@ -22,6 +22,9 @@
 //! * [`plan`] — the ContainerPlan (`apizr.runtime/v2`), byte-compatible with the reference.
 //! * [`build`] — `apizr image build`: worker images from a local base image or a rootfs tar,
 //!   offline.
+//! * [`environment`] — worker images that carry a package's requirements (a virtual
+//!   environment installed offline from a wheelhouse, hash-pinned, recorded in labels) and the
+//!   rule that a package with requirements runs only in an image with exactly that set.
 //! * [`layer`] — one layer of files on a local base image (helper container, `PUT /archive`,
 //!   `POST /commit`): worker images and `apizr image build --project` server images.
 //!
@@ -55,6 +58,7 @@ pub mod bundle;
 pub mod container;
 pub mod engine;
 pub mod engine_kind;
+pub mod environment;
 pub mod executor;
 pub mod http;
 pub mod image;

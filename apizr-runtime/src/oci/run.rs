@@ -97,6 +97,9 @@ pub(super) struct Workload<'a> {
     pub executable_path: &'a str,
     /// The bytes the user passed (`.ipynb` for notebooks; else the executable).
     pub original: &'a [u8],
+    /// The container's interpreter (`environment::interpreter`: a package with requirements
+    /// runs the image's environment).
+    pub python: &'a str,
 }
 
 impl<'a> Workload<'a> {
@@ -109,6 +112,7 @@ impl<'a> Workload<'a> {
             executable_digest: &call.call.executable.digest.value,
             executable_path,
             original: call.original.unwrap_or(executable),
+            python: super::environment::interpreter(&call.call.executable),
         }
     }
 }
@@ -184,6 +188,7 @@ pub(super) fn launch(
         &env,
         &connected.options,
     );
+    body["Entrypoint"] = serde_json::json!([workload.python]);
     if let Life::Pooled { max_idle } = life {
         container::pooled(&mut body, workload.policy, max_idle);
     }

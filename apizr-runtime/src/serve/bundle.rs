@@ -215,6 +215,15 @@ fn package_files(
             .ok_or_else(|| BundleError::PackageFile(path.clone()))?;
         files.files.insert(relative.to_string(), read(dir, path)?);
     }
+    // The declared requirements decide where calls may run (a v2 image must carry them).
+    if let Some(Value::Array(requirements)) = package.get("requirements") {
+        for requirement in requirements {
+            let Value::Str(requirement) = requirement else {
+                return Err(BundleError::MissingField("package.requirements").into());
+            };
+            files.requirements.push(requirement.clone());
+        }
+    }
     Ok(files)
 }
 

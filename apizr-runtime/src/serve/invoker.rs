@@ -123,6 +123,10 @@ impl Invoker {
                     announce_unenforceable(&unenforceable);
                 }
                 if let AnyExecutor::Oci(oci) = &executor {
+                    let (checked, executable) = (oci.clone(), spec.source.executable.clone());
+                    tokio::task::spawn_blocking(move || checked.check_requirements(&executable))
+                        .await
+                        .map_err(|_| ExecutorError::CheckAborted)??;
                     announce_sweep(oci);
                     start_pool(oci, &spec);
                 }

@@ -1,6 +1,6 @@
 //! What a pool prepares containers of ([`PoolWorkload`]), and when two workloads' containers
-//! are interchangeable ([`Key`]): the same image, policy, executable, module path and original
-//! bytes. Anything else drains the pool.
+//! are interchangeable ([`Key`]): the same image, policy, executable, module path, original
+//! bytes and interpreter. Anything else drains the pool.
 
 use apizr_ir::policy_v2::PolicyV2;
 
@@ -16,6 +16,7 @@ pub struct PoolWorkload {
     executable: Executable,
     executable_path: String,
     original: Option<Vec<u8>>,
+    python: String,
 }
 
 impl PoolWorkload {
@@ -31,6 +32,7 @@ impl PoolWorkload {
         PoolWorkload {
             policy,
             image,
+            python: crate::oci::environment::interpreter(&executable).to_string(),
             executable,
             executable_path: format!("source/{}.py", module.replace('.', "/")),
             original,
@@ -53,6 +55,7 @@ impl PoolWorkload {
             },
             executable_path: w.executable_path.to_string(),
             original: (!same).then(|| w.original.to_vec()),
+            python: w.python.to_string(),
         }
     }
 
@@ -65,6 +68,7 @@ impl PoolWorkload {
             executable_digest: &self.executable.digest.value,
             executable_path: &self.executable_path,
             original: self.original.as_deref().unwrap_or(executable),
+            python: &self.python,
         }
     }
 }
@@ -79,6 +83,7 @@ pub(super) struct Key {
     path: String,
     /// The original bytes' digest, when they are not the executable.
     original: Option<String>,
+    python: String,
 }
 
 impl Key {
@@ -91,6 +96,7 @@ impl Key {
             executable: w.executable_digest.to_string(),
             path: w.executable_path.to_string(),
             original: (!same).then(|| apizr_ir::Digest::sha256(w.original).value),
+            python: w.python.to_string(),
         }
     }
 }

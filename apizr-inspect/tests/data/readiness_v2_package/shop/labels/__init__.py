@@ -1,4 +1,0 @@
-from . import names
-
-# An attribute of a submodule bound by `from . import names`: read once it has run.
-LABELS = names.LABELS

@@ -1,5 +1,0 @@
-LABELS = ("book", "pen")
-
-
-def label(i: int) -> int:
-    return len(LABELS) + i
