@@ -62,7 +62,7 @@ const INTERPRETER_EXAMPLES: &str = "\
 The tier, policy and import allowlist are the server's (flags); clients send only code.
 With --session, calls share one persistent interpreter (variables, imports, workspace files)
 that ends with the server, after --idle-timeout seconds without a call, or when a call
-times out. Sessions exist for the local tiers only.
+times out (docker tiers: one container for the session, removed when it ends).
 
 Examples:
   apizr serve interpreter                               local tier, default policy
@@ -149,12 +149,6 @@ fn serve_interpreter(args: &InterpreterServeArgs) -> anyhow::Result<ExitCode> {
     use apizr_runtime::interpreter::SessionOptions;
     use apizr_runtime::serve::mcp::interpreter::{InterpreterHandler, serve_interpreter_blocking};
     let environment = args.interpreter.environment()?;
-    if args.session && environment.tier().is_docker() {
-        bail!(
-            "--session: sessions exist for the local tiers only, not `{}`",
-            environment.tier().name()
-        );
-    }
     let session = args.session.then(|| SessionOptions {
         idle_timeout: std::time::Duration::from_secs(args.idle_timeout.max(1)),
     });

@@ -6,6 +6,8 @@
 
 mod common;
 mod interpreter_support;
+#[path = "interpreter_docker/sessions.rs"]
+mod sessions;
 
 use std::time::{Duration, Instant};
 

@@ -476,8 +476,14 @@ fn the_compatibility_matrix_is_measured_per_tier() {
             support.features["policy_applied"],
             support.tier.applies_policy()
         );
-        // Sessions (and with them copy in/out) exist for the local tiers only.
+        // Sessions (and with them copy in/out) exist wherever code runs: the local tiers
+        // here; the docker tiers once an engine and image are there (no image here).
         let sessions = matches!(support.tier, Tier::Local | Tier::LocalUnsafe);
+        assert_eq!(
+            sessions, support.features["execute_code"],
+            "{:?}",
+            support.tier
+        );
         for f in ["sessions", "copy_in", "copy_out"] {
             assert_eq!(support.features[f], sessions, "{f} {:?}", support.tier);
         }

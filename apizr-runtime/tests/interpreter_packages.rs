@@ -157,3 +157,82 @@ fn packages_reach_containers_without_network_or_pip() {
         );
     }
 }
+
+/// Plot capture with a real matplotlib, installed by the interpreter's own package mechanism
+/// from the wheelhouse `.ci/run` downloads (into an environment cached under target/tmp, so
+/// a warm run installs nothing). Figures the code leaves open — whether or not it calls
+/// `plt.show()` — become `image/png` artifacts, within the caps; the code is not rewritten
+/// (`from __future__` first, line numbers intact); nothing happens without pyplot.
+#[test]
+fn matplotlib_figures_become_png_artifacts() {
+    let Some(wheels) = apizr_test_support::external_tool(
+        "APIZR_TEST_MATPLOTLIB_WHEELS",
+        "target/matplotlib-wheels",
+        "a wheelhouse with matplotlib (.ci/run downloads it)",
+    ) else {
+        return;
+    };
+    let scope = Scope::new("plots");
+    std::fs::create_dir_all(scope.path("tmp")).unwrap();
+    let mut config = scope.config();
+    config.wheelhouse = Some(wheels);
+    config.package_dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("interpreter-plot-packages");
+    let interp = Interpreter::new(config);
+    let env = interp.environment("local", with(&["matplotlib"])).unwrap();
+    let code = "from __future__ import annotations\nimport matplotlib.pyplot as plt\nplt.plot([1, 2, 3])\nplt.show()\nfig = plt.figure()\nfig.gca().bar([1], [2])\nimport matplotlib\nprint(matplotlib.get_backend().lower())";
+    let r = env.execute(code);
+    assert!(r.success, "{}", show(&r));
+    assert_eq!(r.stdout.as_deref(), Some("agg"));
+    let mut names: Vec<_> = r.artifacts.iter().map(|a| a.name.as_str()).collect();
+    names.sort_unstable();
+    assert_eq!(names, ["figure-1.png", "figure-2.png"], "{}", show(&r));
+    for a in &r.artifacts {
+        assert_eq!(a.content_type, Some("image/png"));
+        let bytes = std::fs::read(&a.path).unwrap();
+        assert!(bytes.starts_with(b"\x89PNG\r\n\x1a\n") && bytes.len() > 1000);
+    }
+    // Tracebacks keep the code's own line numbers.
+    let r =
+        env.execute("import matplotlib.pyplot as plt\nplt.plot([1])\n\nraise ValueError('line 4')");
+    assert!(
+        r.stderr.as_deref().unwrap().contains("line 4, in <module>"),
+        "{}",
+        show(&r)
+    );
+    // Counted against the caps.
+    let capped = apizr_runtime::interpreter::CapabilityPolicy {
+        artifact_max_count: 1,
+        packages: vec!["matplotlib".into()],
+        ..apizr_runtime::interpreter::CapabilityPolicy::local()
+    };
+    let env_capped = interp
+        .environment("local", interpreter_support::with_policy(capped))
+        .unwrap();
+    let r = env_capped.execute(
+        "import matplotlib.pyplot as plt\nfor i in range(3):\n    plt.figure().gca().plot([i])",
+    );
+    assert!(r.success, "{}", show(&r));
+    assert_eq!(
+        (r.artifacts.len(), r.artifacts_truncated),
+        (1, true),
+        "{}",
+        show(&r)
+    );
+    // A session: each call reports the figures it drew, once; a name never overwrites.
+    let session = env
+        .session(apizr_runtime::interpreter::SessionOptions::default())
+        .unwrap();
+    let r = session.execute("import matplotlib.pyplot as plt\nplt.plot([1, 2])");
+    let names: Vec<_> = r.artifacts.iter().map(|a| a.name.as_str()).collect();
+    assert_eq!(names, ["figure-1.png"], "{}", show(&r));
+    assert!(session.execute("x = 1").artifacts.is_empty());
+    let r = session.execute("plt.plot([3, 4])");
+    let names: Vec<_> = r.artifacts.iter().map(|a| a.name.as_str()).collect();
+    assert_eq!(names, ["figure-1-2.png"], "{}", show(&r));
+    session.close();
+    // Without pyplot the bootstrap imports nothing of matplotlib.
+    let r =
+        env.execute("import sys\nprint([m for m in sys.modules if m.startswith('matplotlib')])");
+    assert_eq!(r.stdout.as_deref(), Some("[]"), "{}", show(&r));
+    assert!(r.artifacts.is_empty());
+}

@@ -5,10 +5,10 @@
 //!    import of local module `T` is an edge to `T` and to each parent package of `T` (they
 //!    run first) except the importer's own ancestors (they started before it). Its strongly
 //!    connected components say which imports may meet a half-initialised module.
-//! 2. First pass, in dependency order (a module after the modules it reads names from, which
-//!    is acyclic because such reads inside a component are refused): each module is assessed
-//!    with the exports of those before it; the pass yields whether each top level is
-//!    own-proved and what it exports.
+//! 2. First pass, in dependency order (a module after the modules of other components it reads
+//!    names from or binds as submodules, for a later `m.name`; acyclic because reads inside a
+//!    component are refused): each module is assessed with the exports of those before it;
+//!    the pass yields whether each top level is own-proved and what it exports.
 //! 3. `closure_safe`: the modules whose import-time closure (parents included) is own-proved.
 //! 4. Second pass: the final report of every module whose verdict depends on other modules
 //!    (it has a parent package or local or third-party imports); the others keep the first.
@@ -23,9 +23,7 @@ use rayon::prelude::*;
 use super::walk::Found;
 use super::{ModuleEntry, Progress};
 use crate::package::{ImportTime, PackageIndex, ResolvedImport};
-use crate::readiness::v2::package::{
-    Exports, PackageContext, PackageOutcome, local_target, reads_name,
-};
+use crate::readiness::v2::package::{Exports, PackageContext, PackageOutcome, local_target};
 
 type Inspect<'f> =
     dyn Fn(&Found, Option<&PackageContext>) -> (ModuleEntry, Option<PackageOutcome>) + Sync + 'f;
@@ -156,7 +154,8 @@ pub(super) fn inspect_all(
 struct Graph<'a> {
     /// Edges: the local modules an import-time import runs (targets and their parents).
     runs: HashMap<&'a str, BTreeSet<&'a str>>,
-    /// Edges: the modules of other components whose names an import-time import reads.
+    /// Edges: the modules of other components an import-time import reads names from (or
+    /// binds, for a later `m.name`).
     reads: HashMap<&'a str, BTreeSet<&'a str>>,
     component: HashMap<String, usize>,
 }
@@ -195,8 +194,9 @@ impl<'a> Graph<'a> {
                 let Some(target) = local_target(import) else {
                     continue;
                 };
+                // A submodule import (`from . import m`) reads no name at once, but the
+                // module may read `m.name` later at import: ordered the same way.
                 if import.time == ImportTime::Import
-                    && reads_name(import, target)
                     && component.get(*module) != component.get(target)
                     && let Some(target) = names.iter().find(|n| **n == target)
                 {

@@ -223,7 +223,7 @@ pub fn digest(mut file: impl Read, limit: u64) -> Option<(String, Vec<u8>, u64)>
     Some((hex(&hasher.finalize()), head, read))
 }
 
-fn hex(bytes: &[u8]) -> String {
+pub(crate) fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 

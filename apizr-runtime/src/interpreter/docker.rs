@@ -10,6 +10,7 @@
 
 pub(crate) mod body;
 pub(crate) mod exchange;
+pub(crate) mod session;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -125,6 +126,7 @@ impl DockerTier {
                 for f in [
                     "execute_code",
                     "timeout_enforcement",
+                    "sessions",
                     "copy_in",
                     "copy_out",
                     "package_installation",
@@ -234,6 +236,39 @@ impl DockerTier {
     }
 
     pub fn run(&self, tier: Tier, job: &Job<'_>) -> ExecutionResult {
+        let prepared = match self.prepare(tier, job) {
+            Ok(p) => p,
+            Err(result) => return *result,
+        };
+        let Prepared {
+            ctx,
+            engine,
+            image,
+            bundle,
+            request,
+            timeout,
+        } = prepared;
+        let started = match self.start(tier, job.policy, engine, image, bundle.path(), timeout) {
+            Ok(s) => s,
+            Err(message) => {
+                return outcome::skipped(ctx, format!("Sandbox execution error: {message}"));
+            }
+        };
+        let produced = self.exchange(started, request, job, timeout);
+        drop(bundle);
+        match produced {
+            Ok(p) => outcome::finish(ctx, p),
+            Err(message) => outcome::skipped(ctx, format!("Sandbox execution error: {message}")),
+        }
+    }
+
+    /// Everything before the container: engine and image, refusals, packages, the request.
+    /// A run that cannot go on is the result that says why.
+    pub(crate) fn prepare<'a>(
+        &'a self,
+        tier: Tier,
+        job: &Job<'a>,
+    ) -> Result<Prepared<'a>, Box<ExecutionResult>> {
         let timeout = job
             .policy
             .map_or(DOCKER_DEFAULT_TIMEOUT, CapabilityPolicy::timeout_duration);
@@ -246,24 +281,31 @@ impl DockerTier {
             started: job.started,
             timeout: timeout.as_secs_f64(),
         };
+        let skip = |ctx, message: String| Box::new(outcome::skipped(ctx, message));
         let (engine, image) = match self.engine().and_then(|(e, _)| Ok((e, self.image()?))) {
             Ok(pair) => pair,
-            Err(e) => return outcome::skipped(ctx, format!("Sandbox execution error: {e}")),
+            Err(e) => return Err(skip(ctx, format!("Sandbox execution error: {e}"))),
         };
         if !ctx.enforcement.refused.is_empty() {
             let message = refusal_message(&ctx.enforcement);
-            return outcome::skipped(ctx, message);
+            return Err(skip(ctx, message));
         }
         let strict = job.policy.is_some_and(|p| !p.subprocess_execution) && tier == Tier::Docker;
         if let Err(e) = image::check_image(engine, image, false)
             .map_err(|e| e.to_string())
             .and_then(|r| r.map_err(|e| e.to_string()))
         {
-            return outcome::skipped(ctx, format!("Sandbox execution error: image: {e}"));
+            return Err(skip(ctx, format!("Sandbox execution error: image: {e}")));
         }
-        let mut bundle = None;
         let mut site_dirs = Vec::new();
-        if !job.packages.is_empty() {
+        let bundle = if job.packages.is_empty() {
+            match artifacts::private_dir(&self.temp_root, "apizr-interp-bundle") {
+                Ok(d) => Bundle::Empty(Removed(d)),
+                Err(e) => {
+                    return Err(skip(ctx, format!("Sandbox execution error: bundle: {e}")));
+                }
+            }
+        } else {
             let target = match self.interpreter(engine, image) {
                 Ok((version, platforms)) => Target::Image {
                     image: image.image.clone(),
@@ -271,35 +313,22 @@ impl DockerTier {
                     platforms: platforms.clone(),
                 },
                 Err(e) => {
-                    return outcome::skipped(ctx, format!("Package installation failed: {e}"));
+                    return Err(skip(ctx, format!("Package installation failed: {e}")));
                 }
             };
             match job.store.ensure(&target, job.packages) {
                 Ok(ready) => {
-                    bundle = Some(ready.root.clone());
                     site_dirs.push("/bundle".to_string());
                     ctx.packages = Some(ready.report);
+                    Bundle::Packages(ready.root.clone())
                 }
                 Err(report) => {
                     let message = package_failure_message(&report);
                     ctx.packages = Some(report);
-                    return outcome::skipped(ctx, message);
+                    return Err(skip(ctx, message));
                 }
             }
-        }
-        let empty = match bundle {
-            Some(_) => None,
-            None => match artifacts::private_dir(&self.temp_root, "apizr-interp-bundle") {
-                Ok(d) => Some(Removed(d)),
-                Err(e) => {
-                    return outcome::skipped(ctx, format!("Sandbox execution error: bundle: {e}"));
-                }
-            },
         };
-        let bundle_path = bundle
-            .as_deref()
-            .or(empty.as_ref().map(|d| d.0.as_path()))
-            .unwrap_or(Path::new("/nonexistent"));
         let request = BootRequest {
             code: job.code.to_string(),
             allowed: job.allowed.map(<[String]>::to_vec),
@@ -313,18 +342,14 @@ impl DockerTier {
             hold: true,
             session: false,
         };
-        let started = match self.start(tier, job.policy, engine, image, bundle_path, timeout) {
-            Ok(s) => s,
-            Err(message) => {
-                return outcome::skipped(ctx, format!("Sandbox execution error: {message}"));
-            }
-        };
-        let produced = self.exchange(started, request, job, timeout);
-        drop(empty);
-        match produced {
-            Ok(p) => outcome::finish(ctx, p),
-            Err(message) => outcome::skipped(ctx, format!("Sandbox execution error: {message}")),
-        }
+        Ok(Prepared {
+            ctx,
+            engine,
+            image,
+            bundle,
+            request,
+            timeout,
+        })
     }
 
     /// Create, check and start a container; it is removed when the returned guard drops.
@@ -440,6 +465,7 @@ impl DockerTier {
                 job.policy,
                 caps,
                 &mut BTreeMap::new(),
+                u64::MAX,
             )?;
             produced.artifacts = found;
             produced.artifacts_truncated = truncated;
@@ -546,16 +572,8 @@ impl Started {
         attached.release();
     }
 
-    /// Copy the workspace's new or changed regular files (those not in `seen` with the same
-    /// size and mtime) out through the engine into `dest` (or a fresh private directory).
-    pub fn copy_out_new(
-        &self,
-        temp_root: &Path,
-        dest: Option<&Path>,
-        policy: Option<&CapabilityPolicy>,
-        caps: Caps,
-        seen: &mut BTreeMap<String, (u64, u64, String)>,
-    ) -> Result<(Vec<Artifact>, bool, Option<PathBuf>), String> {
+    /// The engine's archive of the workspace (a tar stream; links are link entries).
+    pub fn archive(&self) -> Result<http::BodyReader, String> {
         let path = self.engine.path(&format!(
             "/containers/{}/archive?path={}",
             http::encode_query(self.name()),
@@ -571,6 +589,24 @@ impl Started {
         if status != 200 {
             return Err(format!("archive: the engine answered {status}"));
         }
+        Ok(reader)
+    }
+
+    /// Copy the workspace's new or changed regular files out through the engine into `dest`
+    /// (or a fresh private directory). A file in `seen` with the same size and mtime (whole
+    /// seconds in the archive) is skipped unless its mtime is `recent` or later (it may have
+    /// changed within that second); an extracted file with the same sha256 as in `seen` is
+    /// not reported.
+    pub fn copy_out_new(
+        &self,
+        temp_root: &Path,
+        dest: Option<&Path>,
+        policy: Option<&CapabilityPolicy>,
+        caps: Caps,
+        seen: &mut BTreeMap<String, (u64, u64, String)>,
+        recent: u64,
+    ) -> Result<(Vec<Artifact>, bool, Option<PathBuf>), String> {
+        let reader = self.archive()?;
         let (dir, fresh) = match dest {
             Some(d) => {
                 std::fs::create_dir_all(d).map_err(|e| format!("{}: {e}", d.display()))?;
@@ -583,9 +619,10 @@ impl Started {
         };
         let extraction = tar::extract(reader, "workspace", &dir, caps, |name, size, mtime| {
             filter_exports(vec![name], policy, Path::new(body::WORKSPACE)).len() == 1
-                && seen
-                    .get(name)
-                    .is_none_or(|(s, m, _)| (*s, *m) != (size, mtime))
+                && (mtime >= recent
+                    || seen
+                        .get(name)
+                        .is_none_or(|(s, m, _)| (*s, *m) != (size, mtime)))
         });
         let extraction = match extraction {
             Ok(x) => x,
@@ -665,6 +702,32 @@ fn unix_now() -> u64 {
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_secs())
         .unwrap_or(0)
+}
+
+/// What a container is about to run with (see [`DockerTier::prepare`]).
+pub(crate) struct Prepared<'a> {
+    pub ctx: Context<'a>,
+    pub engine: &'a Engine,
+    pub image: &'a RuntimeImage,
+    pub bundle: Bundle,
+    pub request: BootRequest,
+    pub timeout: Duration,
+}
+
+/// The directory bound at `/bundle`: the package environment, or an empty directory removed
+/// with the run.
+pub(crate) enum Bundle {
+    Packages(PathBuf),
+    Empty(Removed),
+}
+
+impl Bundle {
+    pub fn path(&self) -> &Path {
+        match self {
+            Bundle::Packages(p) => p,
+            Bundle::Empty(d) => &d.0,
+        }
+    }
 }
 
 /// A directory removed on drop.

@@ -182,9 +182,9 @@ impl TierSupport {
     }
 }
 
-/// mellea's matrix features for `tier`. `sessions`, `copy_in` and `copy_out` are true only for
-/// the local tiers, the only ones with a [`super::Session`] API behind them (tested); the
-/// docker tiers do not offer sessions and say so.
+/// mellea's matrix features for `tier`. `sessions`, `copy_in` and `copy_out` are true for
+/// every executing tier: each has a [`super::Session`] behind it (tested on real CPython and
+/// the real engine); a docker tier whose engine or image is missing says false.
 pub fn base_features(tier: Tier) -> BTreeMap<&'static str, bool> {
     let executes = tier.executes();
     BTreeMap::from([
@@ -192,9 +192,9 @@ pub fn base_features(tier: Tier) -> BTreeMap<&'static str, bool> {
         ("timeout_enforcement", executes),
         ("import_allowlist", true),
         ("policy_applied", tier.applies_policy()),
-        ("sessions", tier.executes() && !tier.is_docker()),
-        ("copy_in", tier.executes() && !tier.is_docker()),
-        ("copy_out", tier.executes() && !tier.is_docker()),
+        ("sessions", executes),
+        ("copy_in", executes),
+        ("copy_out", executes),
         ("package_installation", executes),
         ("docker_isolation", tier.is_docker()),
     ])

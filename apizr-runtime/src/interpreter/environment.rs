@@ -256,6 +256,7 @@ impl Environment {
     pub(crate) fn parts(&self) -> Parts<'_> {
         Parts {
             local: &self.interpreter.inner.local,
+            docker: &self.interpreter.inner.docker,
             store: &self.interpreter.inner.store,
             packages: &self.packages,
             temp_root: self.interpreter.inner.local.temp_root(),
@@ -367,6 +368,7 @@ impl Environment {
 /// The shared state a session starts from.
 pub(crate) struct Parts<'a> {
     pub local: &'a LocalTier,
+    pub docker: &'a DockerTier,
     pub store: &'a PackageStore,
     pub packages: &'a [String],
     pub temp_root: &'a std::path::Path,

@@ -3,13 +3,14 @@
 //! opened from.
 //!
 //! Rules:
-//! * Local tiers only. The process is started exactly as a one-shot `local` run is (same
-//!   plan, launcher, identity, cgroups, seccomp, import guard), once, and each call runs in it;
-//!   a docker session would need a container per session and is not offered (the matrix says
-//!   `sessions: false` for the docker tiers).
+//! * Every executing tier. The process is started exactly as a one-shot run of the tier is
+//!   (local: the same plan, launcher, identity, cgroups, seccomp, import guard; docker: one
+//!   container with the same body, controls checked in the engine's record, labels), once,
+//!   and each call runs in it (docker: `docker/session.rs`).
 //! * A session has its own fresh private workspace, never a caller's directory; files move in
 //!   and out only through [`Session::copy_in`] and [`Session::copy_out`], beneath the workspace
-//!   and never through a symbolic link.
+//!   and never through a symbolic link (docker: the workspace is in the container; copies go
+//!   through the engine's attach stream and archive API).
 //! * A call that times out kills the whole process tree: the session ends (its state is not
 //!   trustworthy half-way through a call) and says so in every later result.
 //! * Idle expiry (no call for `idle_timeout`) and [`Session::close`] (also on drop) kill the
@@ -24,7 +25,7 @@ mod start;
 pub mod sweep;
 
 pub use copy::Copied;
-use start::{empty_dir, start};
+use start::{Worker, empty_dir, start};
 
 use std::io;
 use std::path::{Path, PathBuf};
@@ -64,7 +65,7 @@ impl Default for SessionOptions {
 /// Why a session could not be opened, or a copy was refused.
 #[derive(Debug, thiserror::Error)]
 pub enum SessionError {
-    #[error("sessions exist for the local tiers only, not `{0}`")]
+    #[error("sessions exist for the executing tiers only, not `{0}`")]
     Tier(Tier),
     #[error(
         "a session has its own workspace; open it without working_directory and use copy_in/copy_out"
@@ -98,10 +99,7 @@ struct Shared {
 }
 
 enum State {
-    Live {
-        process: Box<Persistent>,
-        last_used: Instant,
-    },
+    Live { process: Worker, last_used: Instant },
     Closed(String),
 }
 
@@ -109,7 +107,7 @@ impl Session {
     /// Open a session of `environment`'s tier and policy.
     pub fn open(environment: &Environment, options: SessionOptions) -> Result<Self, SessionError> {
         let tier = environment.tier();
-        if !matches!(tier, Tier::Local | Tier::LocalUnsafe) {
+        if !tier.executes() {
             return Err(SessionError::Tier(tier));
         }
         if environment.working_directory().is_some() {
@@ -119,7 +117,7 @@ impl Session {
         let _ = sweep::sweep(parts.temp_root);
         let workspace = artifacts::private_dir(parts.temp_root, &sweep::prefix())
             .map_err(|e| SessionError::Start(format!("workspace: {e}")))?;
-        let started = match start(environment, &workspace) {
+        let started = match start(environment, &workspace, lifetime(options.idle_timeout)) {
             Ok(s) => s,
             Err(e) => {
                 let _ = std::fs::remove_dir_all(&workspace);
@@ -163,7 +161,11 @@ impl Session {
             *state = State::Closed(why.clone());
             return Err(SessionError::Closed(why));
         }
-        match start(&self.shared.environment, &self.shared.workspace) {
+        match start(
+            &self.shared.environment,
+            &self.shared.workspace,
+            lifetime(self.shared.idle),
+        ) {
             Ok(started) => {
                 *state = State::Live {
                     process: started.process,
@@ -180,16 +182,31 @@ impl Session {
         }
     }
 
-    /// The session's workspace (removed when the session ends).
+    /// The session's workspace (local tiers), or the host directory of its calls' artifacts
+    /// (docker tiers: the code's workspace is in the container). Removed when the session ends.
     pub fn workspace(&self) -> &Path {
         &self.shared.workspace
     }
 
-    /// The host PID of the session's first process while it runs.
+    /// The host PID of the session's first process while it runs (local tiers).
     pub fn process_id(&self) -> Option<u32> {
         match &*self.shared.lock() {
-            State::Live { process, .. } => Some(process.pid()),
-            State::Closed(_) => None,
+            State::Live {
+                process: Worker::Local(p),
+                ..
+            } => Some(p.pid()),
+            _ => None,
+        }
+    }
+
+    /// The session's container name while it runs (docker tiers).
+    pub fn container(&self) -> Option<String> {
+        match &*self.shared.lock() {
+            State::Live {
+                process: Worker::Docker(d),
+                ..
+            } => d.container().map(str::to_string),
+            _ => None,
         }
     }
 
@@ -226,42 +243,25 @@ impl Session {
         let State::Live { process, last_used } = &mut *state else {
             return outcome::skipped(ctx, "The session is closed".into());
         };
-        let before = Snapshot::take(&self.shared.workspace);
-        let output = process.call(
-            code,
-            started + self.shared.timeout,
-            local::keeps(env.policy()),
-        );
-        *last_used = Instant::now();
-        let mut produced = Produced {
-            stdout: output.stdout,
-            stderr: output.stderr,
-            exit_code: output.status,
-            timed_out: output.timed_out,
-            working_directory: Some(self.shared.workspace.clone()),
-            ..Produced::default()
+        let deadline = started + self.shared.timeout;
+        let done = match process {
+            Worker::Local(process) => Ok(call_local(process, code, deadline, &self.shared)),
+            Worker::Docker(session) => session.call(code, deadline, env.policy()),
         };
-        let ended = if output.timed_out {
-            Some("a call timed out and its process tree was killed".to_string())
-        } else {
-            output.died.map(|code| {
-                produced.exit_code = code;
-                produced.exit_signal = code.and_then(process::signal_of_code);
-                produced.oom_killed = process.oom_killed();
-                format!(
-                    "the interpreter exited during a call (exit code {})",
-                    code.map_or_else(|| "unknown".into(), |c| c.to_string())
-                )
-            })
+        *last_used = Instant::now();
+        let (mut produced, ended) = match done {
+            Ok(done) => done,
+            Err(e) => {
+                let why = format!("the container exchange failed: {e}");
+                let cleanup = self.shared.end(&mut state, why);
+                let mut r = outcome::skipped(ctx, format!("Sandbox execution error: {e}"));
+                r.cleanup.extend(cleanup);
+                return r;
+            }
         };
         if let Some(why) = ended {
             produced.cleanup = self.shared.end(&mut state, why);
             produced.working_directory = None;
-        } else if produced.exit_code == Some(0) {
-            let (found, truncated) =
-                local::new_artifacts(&before, &self.shared.workspace, env.policy());
-            produced.artifacts = found;
-            produced.artifacts_truncated = truncated;
         }
         outcome::finish(ctx, produced)
     }
@@ -276,20 +276,42 @@ impl Session {
 
     /// [`Session::copy_in`], returning bytes and files copied.
     pub fn copy_in_tree(&self, source: &Path, destination: &str) -> Result<Copied, SessionError> {
-        let state = self.shared.live()?;
-        let uid = match &*state {
-            State::Live { process, .. } => process.uid(),
-            State::Closed(_) => None,
+        let mut state = self.shared.live()?;
+        let copied = match &mut *state {
+            State::Live {
+                process: Worker::Local(p),
+                ..
+            } => copy::copy_in(&self.shared.workspace, source, destination, p.uid()),
+            State::Live {
+                process: Worker::Docker(d),
+                ..
+            } => copy::copy_in_through(source, destination, |rel, data| d.put(rel, data)),
+            State::Closed(_) => Ok(Copied::default()),
         };
-        copy::copy_in(&self.shared.workspace, source, destination, uid)
-            .map_err(|(path, reason)| SessionError::Path { path, reason })
+        copied.map_err(|(path, reason)| SessionError::Path { path, reason })
     }
 
     /// Copy the workspace's regular file `source` (relative; no link anywhere on the way) to
     /// the host path `destination`, which must not exist (nothing the caller had is
     /// overwritten). Returns the bytes copied.
     pub fn copy_out(&self, source: &str, destination: &Path) -> Result<u64, SessionError> {
-        let _state = self.shared.live()?;
+        let state = self.shared.live()?;
+        if let State::Live {
+            process: Worker::Docker(d),
+            ..
+        } = &*state
+        {
+            copy::check_relative(source).map_err(|reason| SessionError::Path {
+                path: source.to_string(),
+                reason,
+            })?;
+            return d
+                .copy_out(source, destination)
+                .map_err(|reason| SessionError::Path {
+                    path: source.to_string(),
+                    reason,
+                });
+        }
         copy::copy_out(&self.shared.workspace, source, destination)
             .map_err(|(path, reason)| SessionError::Path { path, reason })
     }
@@ -353,6 +375,52 @@ impl Drop for Shared {
             let _ = self.end(&mut state, "dropped".into());
         }
     }
+}
+
+/// How long a session's container may be kept by a sweep whose owner is unknown: well past
+/// its idle expiry (a live owner's container is never swept).
+fn lifetime(idle: Duration) -> Duration {
+    idle.saturating_add(Duration::from_secs(24 * 3600))
+}
+
+/// One call in a local session process: output, status, and (exit 0) the workspace's new or
+/// changed files. `Some(why)` when the call ended the session.
+fn call_local(
+    process: &mut Persistent,
+    code: &str,
+    deadline: Instant,
+    shared: &Shared,
+) -> (Produced, Option<String>) {
+    let policy = shared.environment.policy();
+    let before = Snapshot::take(&shared.workspace);
+    let output = process.call(code, deadline, local::keeps(policy));
+    let mut produced = Produced {
+        stdout: output.stdout,
+        stderr: output.stderr,
+        exit_code: output.status,
+        timed_out: output.timed_out,
+        working_directory: Some(shared.workspace.clone()),
+        ..Produced::default()
+    };
+    let ended = if output.timed_out {
+        Some("a call timed out and its process tree was killed".to_string())
+    } else {
+        output.died.map(|code| {
+            produced.exit_code = code;
+            produced.exit_signal = code.and_then(process::signal_of_code);
+            produced.oom_killed = process.oom_killed();
+            format!(
+                "the interpreter exited during a call (exit code {})",
+                code.map_or_else(|| "unknown".into(), |c| c.to_string())
+            )
+        })
+    };
+    if ended.is_none() && produced.exit_code == Some(0) {
+        let (found, truncated) = local::new_artifacts(&before, &shared.workspace, policy);
+        produced.artifacts = found;
+        produced.artifacts_truncated = truncated;
+    }
+    (produced, ended)
 }
 
 /// Expire the session after `idle` without a call. The thread holds no strong reference: a

@@ -182,11 +182,20 @@ fn copy_in_and_copy_out_stay_beneath_the_workspace() {
         session.copy_in(&input, "x"),
         Err(SessionError::Closed(_))
     ));
-    // Docker and static tiers and caller directories are refused with a precise error.
-    for tier in ["docker", "docker_unsafe", "static"] {
+    // The static tier, docker tiers without an image, and caller directories are refused
+    // with a precise error.
+    let err = scope
+        .env("static", EnvironmentOptions::default())
+        .session(SessionOptions::default())
+        .unwrap_err();
+    assert!(matches!(err, SessionError::Tier(_)), "{err}");
+    for tier in ["docker", "docker_unsafe"] {
         let env = scope.env(tier, EnvironmentOptions::default());
         let err = env.session(SessionOptions::default()).unwrap_err();
-        assert!(matches!(err, SessionError::Tier(_)), "{tier}: {err}");
+        assert!(
+            matches!(&err, SessionError::Refused(r) if r.skip_message.as_deref().is_some_and(|m| m.contains("no container image"))),
+            "{tier}: {err}"
+        );
     }
     let given = crate::interpreter_support::in_dir(&scope.path("work"));
     let err = scope

@@ -290,6 +290,11 @@ impl Prover<'_> {
                 _ => Ok(()),
             };
         }
+        if let Expr::Call(zip) = arg
+            && self.value(&zip.func) == Ok(Meaning::Qualified("builtins.zip".into()))
+        {
+            return self.zip_argument(qualified, zip);
+        }
         let items = self.value(arg)?;
         if !display {
             use Kind::*;
@@ -317,6 +322,48 @@ impl Prover<'_> {
             return fail();
         }
         Ok(())
+    }
+
+    /// `list(zip(a, b))`, `tuple(...)`, `dict(zip(keys, values))`: `zip` over values of builtin
+    /// iterable kinds yields tuples and cannot fail; `dict` needs exactly two iterables and
+    /// keys whose `hash()` cannot fail (a tuple, str, bytes, set or dict value, a list display
+    /// of hashable items, or a name bound to one). Not for `set`/`frozenset`.
+    fn zip_argument(&self, qualified: &str, zip: &ExprCall) -> Proof<()> {
+        use Kind::*;
+        let fail = || Err(Unproved::at(zip.range(), Why::Arguments));
+        let args = &zip.arguments.args;
+        if !zip.arguments.keywords.is_empty()
+            || args.is_empty()
+            || args.iter().any(|a| matches!(a, Expr::Starred(_)))
+        {
+            return fail();
+        }
+        for arg in args.iter() {
+            if !matches!(
+                self.value(arg)?,
+                Meaning::Value(List | Tuple | Str | Bytes | Set | FrozenSet | Dict)
+            ) {
+                return Err(Unproved::at(arg.range(), Why::Arguments));
+            }
+        }
+        match qualified {
+            "builtins.list" | "builtins.tuple" => Ok(()),
+            "builtins.dict" if args.len() == 2 => {
+                let keys = &args[0];
+                let hashable = match (keys, self.value(keys)?) {
+                    (_, Meaning::Value(Tuple | Str | Bytes | Set | FrozenSet | Dict)) => true,
+                    (Expr::Name(n), _) => self.env.has_hashable_items(n.id.as_str()),
+                    (Expr::List(l), _) => l.elts.iter().all(|e| self.is_hashable_element(e)),
+                    _ => false,
+                };
+                if hashable {
+                    Ok(())
+                } else {
+                    Err(Unproved::at(keys.range(), Why::Unhashable))
+                }
+            }
+            _ => fail(),
+        }
     }
 
     /// The flags expression names `re.X` / `re.VERBOSE` (whitespace and comments in the

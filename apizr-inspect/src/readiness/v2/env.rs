@@ -96,12 +96,27 @@ pub struct Env {
     /// The value of names bound to a string v2 folded ([`super::strings`]): kept only while
     /// the name keeps that binding on every path.
     strings: HashMap<String, String>,
+    /// Names bound to a list display whose items are all hashable (`["a", "b"]`): the keys
+    /// `dict(zip(name, values))` builds cannot fail to hash. Kept only while the name keeps
+    /// that binding on every path (v2 proves no call that could mutate the list).
+    hashable_items: std::collections::HashSet<String>,
 }
 
 impl Env {
     pub fn bind(&mut self, name: &str, meaning: Meaning) {
         self.names.insert(name.to_string(), meaning);
         self.strings.remove(name);
+        self.hashable_items.remove(name);
+    }
+
+    /// Record that `name`, just bound to a list, holds hashable items only.
+    pub fn mark_hashable_items(&mut self, name: &str) {
+        self.hashable_items.insert(name.to_string());
+    }
+
+    /// `name` is bound to a list of hashable items here.
+    pub fn has_hashable_items(&self, name: &str) -> bool {
+        self.hashable_items.contains(name)
     }
 
     /// Bind `name` to a string whose value v2 knows.
@@ -122,6 +137,7 @@ impl Env {
     pub fn unbind(&mut self, name: &str) {
         self.names.remove(name);
         self.strings.remove(name);
+        self.hashable_items.remove(name);
     }
 
     /// What `name` means here; `None` when using it would raise `NameError`.
@@ -150,7 +166,9 @@ impl Env {
         self.names
             .iter()
             .filter(move |(n, m)| {
-                before.names.get(*n) != Some(m) || before.strings.get(*n) != self.strings.get(*n)
+                before.names.get(*n) != Some(m)
+                    || before.strings.get(*n) != self.strings.get(*n)
+                    || before.hashable_items.contains(*n) != self.hashable_items.contains(*n)
             })
             .map(|(n, _)| n.as_str())
     }
@@ -184,6 +202,11 @@ impl Env {
                 _ => {
                     out.strings.remove(name);
                 }
+            }
+            if arms.iter().all(|a| a.hashable_items.contains(name)) {
+                out.hashable_items.insert(name.to_string());
+            } else {
+                out.hashable_items.remove(name);
             }
         }
         out

@@ -94,6 +94,10 @@ impl Prover<'_> {
                 self.test(expr)?;
                 Meaning::Value(Kind::Other)
             }
+            // `sys.platform.startswith("win")`: a method of a known string, a literal argument.
+            Expr::Call(call) if super::stmt::is_str_prefix_test(self, call) => {
+                Meaning::Value(Kind::Bool)
+            }
             Expr::Call(call) => self.call(call)?,
             // An f-string v2 folds ([`super::strings`]): only known strings are formatted.
             Expr::FString(_) if self.str_value(expr).is_some() => Meaning::Value(Kind::Str),
@@ -128,6 +132,11 @@ impl Prover<'_> {
         })
     }
 
+    /// `expr` evaluates without failing to a value whose `hash()` cannot fail.
+    pub fn is_hashable_element(&self, expr: &Expr) -> bool {
+        self.element(expr).unwrap_or(false)
+    }
+
     /// A set element or dict key: `hash()` must not fail.
     fn hashable(&self, expr: &Expr) -> Proof<()> {
         if self.element(expr)? {
@@ -159,7 +168,8 @@ impl Prover<'_> {
         if known::is_known(&qualified) {
             return Ok(Meaning::Qualified(qualified));
         }
-        if self.imported_modules.contains(&qualified) {
+        // `os` always binds `os.path` (it imports `posixpath` or `ntpath` as `path`).
+        if self.imported_modules.contains(&qualified) || qualified == "os.path" {
             return Ok(Meaning::Module(qualified));
         }
         fail()

@@ -12,18 +12,56 @@ pub fn builtin(name: &str) -> Option<Meaning> {
         | "set" | "frozenset" | "tuple" | "type" | "object" | "range" | "slice" | "memoryview" => {
             return Some(Meaning::Qualified(format!("builtins.{name}")));
         }
-        "property" | "staticmethod" | "classmethod" | "chr" => {
+        "property" | "staticmethod" | "classmethod" | "chr" | "zip" => {
             return Some(Meaning::Qualified(format!("builtins.{name}")));
         }
         _ if is_builtin_exception(name) => {
             return Some(Meaning::Qualified(format!("builtins.{name}")));
         }
         "__name__" | "__file__" | "__doc__" | "__qualname__" | "__module__" => Kind::Str,
+        // Builtin functions as values (`prompt = input`, `{"callable": callable}`): naming one
+        // runs nothing; calling one is not proved (they are not on the call allowlist).
+        _ if is_builtin_function(name) => Kind::Object,
         "None" => Kind::None,
         "NotImplemented" | "Ellipsis" => Kind::Object,
         _ => return None,
     };
     Some(Meaning::Value(kind))
+}
+
+/// Builtin functions that may be named (not called) at import.
+fn is_builtin_function(name: &str) -> bool {
+    matches!(
+        name,
+        "abs"
+            | "all"
+            | "any"
+            | "ascii"
+            | "bin"
+            | "callable"
+            | "divmod"
+            | "format"
+            | "getattr"
+            | "hasattr"
+            | "hash"
+            | "hex"
+            | "id"
+            | "input"
+            | "isinstance"
+            | "issubclass"
+            | "iter"
+            | "len"
+            | "max"
+            | "min"
+            | "next"
+            | "oct"
+            | "ord"
+            | "print"
+            | "repr"
+            | "round"
+            | "sorted"
+            | "sum"
+    )
 }
 
 /// The builtin exception classes (subclassing them runs no user code).
@@ -166,7 +204,10 @@ pub fn type_form(qualified: &str) -> Option<Arity> {
 /// A name that stands for a type on its own (no subscript needed).
 pub fn is_plain_type(qualified: &str) -> bool {
     if let Some(name) = qualified.strip_prefix("builtins.") {
-        return !matches!(name, "property" | "staticmethod" | "classmethod" | "chr");
+        return !matches!(
+            name,
+            "property" | "staticmethod" | "classmethod" | "chr" | "zip"
+        );
     }
     let Some(name) = typing_name(qualified) else {
         return stdlib_class(qualified)
@@ -185,6 +226,9 @@ pub fn is_plain_type(qualified: &str) -> bool {
                     | "enum.Enum"
                     | "types.ModuleType"
                     | "types.FunctionType"
+                    | "types.TracebackType"
+                    | "types.FrameType"
+                    | "types.CodeType"
             );
     };
     type_form(qualified).is_some_and(|a| !matches!(a, Arity::Literal | Arity::Annotated))
@@ -269,6 +313,9 @@ pub fn stdlib_class(qualified: &str) -> bool {
     matches!(
         qualified,
         "io.IOBase"
+            | "io.TextIOWrapper"
+            | "io.BytesIO"
+            | "io.StringIO"
             | "io.RawIOBase"
             | "io.BufferedIOBase"
             | "io.TextIOBase"
@@ -370,9 +417,8 @@ pub fn constant(qualified: &str) -> Option<Kind> {
     Some(match qualified {
         "typing.TYPE_CHECKING" => Kind::Bool,
         "sys.version_info" => Kind::Tuple,
-        "sys.platform" | "sys.byteorder" | "os.name" | "os.sep" | "os.linesep" | "os.pathsep" => {
-            Kind::Str
-        }
+        "sys.platform" | "sys.byteorder" | "os.name" | "os.sep" | "os.linesep" | "os.pathsep"
+        | "os.path.sep" | "os.path.pathsep" | "os.curdir" | "os.pardir" | "os.extsep" => Kind::Str,
         "sys.maxsize" | "sys.hexversion" => Kind::Int,
         q if super::strings::stdlib_string(q).is_some() => Kind::Str,
         "re.I" | "re.IGNORECASE" | "re.M" | "re.MULTILINE" | "re.S" | "re.DOTALL" | "re.X"

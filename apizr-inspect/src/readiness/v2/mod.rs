@@ -8,7 +8,8 @@
 //!
 //! * [`stmt`] — assignments of safe values, type aliases, `del`/`+=` of known values, `def`s
 //!   with allowlisted decorators, imports, `if TYPE_CHECKING:` (its body never runs),
-//!   `if` on `sys.version_info` / `sys.platform` / known constants (every arm proved),
+//!   `if` on `sys.version_info` / `sys.platform` / known constants (every arm that may run
+//!   proved; [`version`]: an arm behind a version test false on every Python 3 never runs),
 //!   `try`/`except ImportError` with proved arms;
 //! * [`class`] — class statements whose bases, keywords, decorators and body are safe
 //!   (dataclasses, NamedTuple, Enum, TypedDict, Protocol, exceptions, plain classes);
@@ -42,6 +43,7 @@ pub mod pure;
 pub mod regex;
 pub mod stmt;
 pub mod strings;
+pub mod version;
 
 use std::collections::{HashMap, HashSet};
 

@@ -210,33 +210,49 @@ impl Prover<'_> {
 
     /// `if`: under `TYPE_CHECKING` the body never runs (its names exist for type checkers
     /// only, its imports never happen); otherwise the test must be harmless. Every arm that
-    /// may run is proved, and the environments after them are joined.
+    /// may run is proved, and the environments after them are joined. An arm behind a
+    /// `sys.version_info` test that is false on every Python 3 ([`Prover::version_test`])
+    /// never runs: it is skipped like a `TYPE_CHECKING` body, and after a test that is true
+    /// on every Python 3 the later arms never run either.
     fn branch(&mut self, node: &ast::StmtIf) -> Proof<()> {
         let mut base = self.env.clone();
         let mut arms = Vec::new();
-        if self.is_type_checking(&node.test) {
-            let mut names = Vec::new();
-            collect_bound(&node.body, &mut names);
-            for name in names {
-                if base.lookup(name).is_none() {
-                    base.bind(name, Meaning::TypeOnly);
-                }
-            }
-            self.excuse_imports(&node.body);
-        } else {
-            self.test(&node.test)?;
-            arms.push(self.arm(&node.body, &base)?);
-        }
-        let mut has_else = false;
-        for clause in &node.elif_else_clauses {
+        let clauses = std::iter::once((Some(node.test.as_ref()), &node.body[..])).chain(
+            node.elif_else_clauses
+                .iter()
+                .map(|c| (c.test.as_ref(), &c.body[..])),
+        );
+        let mut exhaustive = false;
+        for (index, (test, body)) in clauses.enumerate() {
             self.env = base.clone();
-            match &clause.test {
-                Some(test) => self.test(test)?,
-                None => has_else = true,
+            let Some(test) = test else {
+                arms.push(self.arm(body, &base)?);
+                exhaustive = true;
+                break;
+            };
+            if index == 0 && self.is_type_checking(test) {
+                let mut names = Vec::new();
+                collect_bound(body, &mut names);
+                for name in names {
+                    if base.lookup(name).is_none() {
+                        base.bind(name, Meaning::TypeOnly);
+                    }
+                }
+                self.excuse_imports(body);
+                continue;
             }
-            arms.push(self.arm(&clause.body, &base)?);
+            self.test(test)?;
+            match self.version_test(test) {
+                Some(false) => self.excuse_imports(body),
+                Some(true) => {
+                    arms.push(self.arm(body, &base)?);
+                    exhaustive = true;
+                    break;
+                }
+                None => arms.push(self.arm(body, &base)?),
+            }
         }
-        if !has_else {
+        if !exhaustive {
             arms.push(base.clone());
         }
         self.env = Env::join(&base, &arms);
@@ -466,7 +482,7 @@ fn int_tuple_or_scalar(expr: &Expr) -> bool {
 }
 
 /// `<str>.startswith("...")` / `.endswith(...)` on a known string (`sys.platform`).
-fn is_str_prefix_test(prover: &Prover, call: &ast::ExprCall) -> bool {
+pub fn is_str_prefix_test(prover: &Prover, call: &ast::ExprCall) -> bool {
     let Expr::Attribute(attr) = call.func.as_ref() else {
         return false;
     };

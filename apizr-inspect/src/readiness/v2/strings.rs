@@ -67,6 +67,11 @@ impl Prover<'_> {
             Some(folded) => self.env.bind_str(name, folded),
             None => self.env.bind(name, meaning),
         }
+        if let Expr::List(list) = value
+            && list.elts.iter().all(|e| self.is_hashable_element(e))
+        {
+            self.env.mark_hashable_items(name);
+        }
     }
 
     /// `a + b` or `format % args` of known strings.

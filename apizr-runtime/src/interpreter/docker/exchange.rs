@@ -30,6 +30,10 @@ pub(crate) struct Streams {
     /// Whether the kernel killed a task of the container at its memory limit (the container
     /// cgroup's own counter, from the marker).
     pub oom_killed: bool,
+    /// The kernel's count of OOM kills in the container so far (sessions compare counts).
+    pub oom_kills: i32,
+    /// A session's worker is gone (the marker line's optional last field): the session is over.
+    pub ended: bool,
     pub timed_out: bool,
     pub error: Option<String>,
 }
@@ -47,13 +51,15 @@ struct Tail {
     done: Option<Ending>,
 }
 
-/// What the marker line says: `<marker>:<status>:<signal>:<files>:<oom kills>\n`.
+/// What the marker line says: `<marker>:<status>:<signal>:<files>:<oom kills>\n`, and in a
+/// session `…:<ended>\n`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Ending {
     status: i32,
     signal: i32,
     files: bool,
     oom_kills: i32,
+    ended: bool,
     /// The whole line's length (stripped from the captured output).
     len: usize,
 }
@@ -81,15 +87,19 @@ impl Tail {
             return;
         };
         let fields: Vec<Option<i32>> = text.split(':').map(|f| f.parse().ok()).collect();
-        if let [Some(status), Some(signal), Some(files), Some(oom_kills)] = fields[..] {
-            self.done = Some(Ending {
-                status,
-                signal,
-                files: files != 0,
-                oom_kills,
-                len: marker.len() + 1 + text.len() + 1,
-            });
-        }
+        let (status, signal, files, oom_kills, ended) = match fields[..] {
+            [Some(s), Some(g), Some(f), Some(o)] => (s, g, f, o, 0),
+            [Some(s), Some(g), Some(f), Some(o), Some(e)] => (s, g, f, o, e),
+            _ => return,
+        };
+        self.done = Some(Ending {
+            status,
+            signal,
+            files: files != 0,
+            oom_kills,
+            ended: ended != 0,
+            len: marker.len() + 1 + text.len() + 1,
+        });
     }
 }
 
@@ -182,6 +192,8 @@ impl Attached {
             out.signal = (a.signal != 0).then_some(a.signal);
             out.files = a.files;
             out.oom_killed = a.oom_kills > 0;
+            out.oom_kills = a.oom_kills;
+            out.ended = a.ended;
             let strip = |c: &mut Captured| {
                 c.total = c.total.saturating_sub(a.len as u64);
                 if c.head.len() as u64 > c.total {
@@ -234,9 +246,13 @@ mod tests {
                 signal: 9,
                 files: true,
                 oom_kills: 2,
+                ended: false,
                 len: m.len() + 11
             })
         );
+        let mut session = Tail::default();
+        session.push(b"out\n@@apizr-done:abc:3:0:0:0:1\n", &m);
+        assert!(session.done.is_some_and(|d| d.ended && d.status == 3));
         let mut forged = Tail::default();
         forged.push(b"\n@@apizr-done:wrong:0:0:0:0\n", &m);
         assert_eq!(forged.done, None);

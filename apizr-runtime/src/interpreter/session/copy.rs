@@ -8,6 +8,9 @@
 //!   file anywhere in the host tree refuses the whole copy before anything is written (copying
 //!   what a link points to could carry host files the caller never meant to share).
 //! * `copy_out` never overwrites: the host destination must not exist.
+//! * Docker sessions ([`copy_in_through`]): the same host-side walk and refusals; each
+//!   directory and file is handed to the container's PID 1, which applies the same rule
+//!   inside (`O_NOFOLLOW` one component at a time).
 
 use std::fs::{self, File};
 use std::io;
@@ -127,6 +130,75 @@ pub(super) fn copy_in(
         }
     }
     Ok(copied)
+}
+
+/// Writes one directory (`None`) or file beneath a workspace the host cannot open itself.
+type Put<'a> = dyn FnMut(&str, Option<&[u8]>) -> Result<(), String> + 'a;
+
+/// [`copy_in`] for a workspace reached through `put(relative name, Some(bytes) | None for a
+/// directory)`: the host side is walked and refused exactly as in [`copy_in`].
+pub(super) fn copy_in_through(
+    source: &Path,
+    destination: &str,
+    mut put: impl FnMut(&str, Option<&[u8]>) -> Result<(), String>,
+) -> Result<Copied, (String, String)> {
+    fn at(name: &str) -> impl FnOnce(String) -> (String, String) + '_ {
+        move |reason| (name.to_string(), reason)
+    }
+    check_relative(destination).map_err(at(destination))?;
+    let meta =
+        fs::symlink_metadata(source).map_err(|e| (source.display().to_string(), e.to_string()))?;
+    let send_file = |put: &mut Put<'_>, from: &Path, to: &str| -> Result<u64, (String, String)> {
+        let bytes = read_regular(from).map_err(|r| (from.display().to_string(), r))?;
+        put(to, Some(&bytes)).map_err(at(to))?;
+        Ok(bytes.len() as u64)
+    };
+    if meta.is_file() {
+        let bytes = send_file(&mut put, source, destination)?;
+        return Ok(Copied { bytes, files: 1 });
+    }
+    if !meta.is_dir() {
+        return Err((
+            source.display().to_string(),
+            "not a regular file or directory (links are never followed)".into(),
+        ));
+    }
+    let entries = walk(source)?;
+    let mut dirs = vec![destination.to_string()];
+    let mut files = Vec::new();
+    for entry in entries {
+        match entry {
+            Entry::Dir(rel) => dirs.push(format!("{destination}/{rel}")),
+            Entry::File(rel) => files.push(rel),
+        }
+    }
+    let mut copied = Copied::default();
+    for dir in &dirs {
+        put(dir, None).map_err(at(dir))?;
+    }
+    for rel in files {
+        let to = format!("{destination}/{rel}");
+        copied.bytes += send_file(&mut put, &source.join(&rel), &to)?;
+        copied.files += 1;
+    }
+    Ok(copied)
+}
+
+/// The bytes of the host regular file `from` (never through a link).
+fn read_regular(from: &Path) -> Result<Vec<u8>, String> {
+    use std::io::Read as _;
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut file = File::options()
+        .read(true)
+        .custom_flags(nix::libc::O_NOFOLLOW)
+        .open(from)
+        .map_err(|e| e.to_string())?;
+    if !file.metadata().is_ok_and(|m| m.is_file()) {
+        return Err("not a regular file".into());
+    }
+    let mut bytes = Vec::new();
+    file.read_to_end(&mut bytes).map_err(|e| e.to_string())?;
+    Ok(bytes)
 }
 
 /// Create the directory `name` beneath `root` (an existing directory is fine; a link is not).

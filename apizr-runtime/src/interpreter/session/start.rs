@@ -1,5 +1,6 @@
-//! Starting a session's process: exactly as a one-shot run starts (the same plan, refusals,
-//! packages, launcher, identity, cgroups, seccomp, guard), with the bootstrap in session mode.
+//! Starting a session's process: exactly as a one-shot run starts (local tiers: the same plan,
+//! refusals, packages, launcher, identity, cgroups, seccomp, guard; docker tiers: the same
+//! container body, checks and labels), with the bootstrap in session mode.
 
 use std::io;
 use std::path::Path;
@@ -7,15 +8,32 @@ use std::time::{Duration, Instant};
 
 use super::SessionError;
 use crate::interpreter::bootstrap::BootRequest;
+use crate::interpreter::docker::session::DockerSession;
 use crate::interpreter::enforcement::EnforcementReport;
 use crate::interpreter::environment::Environment;
 use crate::interpreter::local::Job;
 use crate::interpreter::local::persistent::Persistent;
 use crate::interpreter::packages::PackageReport;
 
+/// A session's interpreter: a local process, or a container.
+pub(super) enum Worker {
+    Local(Box<Persistent>),
+    Docker(Box<DockerSession>),
+}
+
+impl Worker {
+    /// End it and release everything; what could not be cleaned up.
+    pub fn close(self) -> Vec<String> {
+        match self {
+            Worker::Local(p) => p.close(),
+            Worker::Docker(mut d) => d.close(),
+        }
+    }
+}
+
 /// A started session process and what the session reports with every call.
 pub(super) struct Started {
-    pub process: Box<Persistent>,
+    pub process: Worker,
     pub enforcement: EnforcementReport,
     pub packages: Option<PackageReport>,
     pub timeout: Duration,
@@ -23,7 +41,13 @@ pub(super) struct Started {
 
 /// Start a session process of `environment` in `workspace`, exactly as a one-shot run starts
 /// (the same plan, refusals, packages, launcher, identity, cgroups, seccomp, guard).
-pub(super) fn start(environment: &Environment, workspace: &Path) -> Result<Started, SessionError> {
+/// `workspace` is the code's workspace (local tiers) or the host directory of the calls'
+/// artifacts (docker tiers; the code's workspace is in the container).
+pub(super) fn start(
+    environment: &Environment,
+    workspace: &Path,
+    lifetime: Duration,
+) -> Result<Started, SessionError> {
     let tier = environment.tier();
     let parts = environment.parts();
     let job = Job {
@@ -35,6 +59,21 @@ pub(super) fn start(environment: &Environment, workspace: &Path) -> Result<Start
         store: parts.store,
         started: Instant::now(),
     };
+    if tier.is_docker() {
+        let opened = parts
+            .docker
+            .open_session(tier, &job, workspace, lifetime)
+            .map_err(|e| match e {
+                Ok(refused) => SessionError::Refused(refused),
+                Err(message) => SessionError::Start(message),
+            })?;
+        return Ok(Started {
+            process: Worker::Docker(Box::new(opened.session)),
+            enforcement: opened.enforcement,
+            packages: opened.packages,
+            timeout: opened.timeout,
+        });
+    }
     let setup = parts
         .local
         .setup(tier, &job)
@@ -62,7 +101,7 @@ pub(super) fn start(environment: &Environment, workspace: &Path) -> Result<Start
         })
         .map_err(SessionError::Start)?;
     Ok(Started {
-        process: Box::new(process),
+        process: Worker::Local(Box::new(process)),
         enforcement: setup.ctx.enforcement,
         packages: setup.ctx.packages,
         timeout: setup.timeout,
