@@ -170,6 +170,12 @@ fn each_refusal_names_its_cause() {
         "015",
         "readiness v2 does not prove harmless",
     );
+    // `TYPE_CHECKING = True` of its own: the import under it runs, and is refused.
+    refused(
+        "shop.fake_tc:faked",
+        "015",
+        "readiness v2 does not prove harmless",
+    );
     refused("shop.cycle_a:a", "015", "same import cycle");
     refused("shop.cycle_b:b", "015", "same import cycle");
     refused("shop.missing:m", "015", "does not bind on every path");

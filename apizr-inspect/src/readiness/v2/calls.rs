@@ -25,7 +25,7 @@
 use ruff_python_ast::{Expr, ExprCall};
 use ruff_text_size::Ranged;
 
-use super::env::{Kind, Meaning};
+use super::env::{Kind, Mark, Meaning};
 use super::names::{is_identifier, namedtuple_fields};
 use super::{Prover, Unproved, Why, regex};
 
@@ -352,7 +352,7 @@ impl Prover<'_> {
                 let keys = &args[0];
                 let hashable = match (keys, self.value(keys)?) {
                     (_, Meaning::Value(Tuple | Str | Bytes | Set | FrozenSet | Dict)) => true,
-                    (Expr::Name(n), _) => self.env.has_hashable_items(n.id.as_str()),
+                    (Expr::Name(n), _) => self.env.has_mark(n.id.as_str(), Mark::HashableItems),
                     (Expr::List(l), _) => l.elts.iter().all(|e| self.is_hashable_element(e)),
                     _ => false,
                 };

@@ -96,27 +96,38 @@ pub struct Env {
     /// The value of names bound to a string v2 folded ([`super::strings`]): kept only while
     /// the name keeps that binding on every path.
     strings: HashMap<String, String>,
-    /// Names bound to a list display whose items are all hashable (`["a", "b"]`): the keys
-    /// `dict(zip(name, values))` builds cannot fail to hash. Kept only while the name keeps
-    /// that binding on every path (v2 proves no call that could mutate the list).
-    hashable_items: std::collections::HashSet<String>,
+    /// What v2 knows beyond the meaning of some names ([`Mark`]); kept only while the name
+    /// keeps that binding on every path.
+    marks: HashMap<String, Mark>,
+}
+
+/// A fact about the value of a name, beyond its [`Meaning`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mark {
+    /// A list display whose items are all hashable (`["a", "b"]`): the keys
+    /// `dict(zip(name, values))` builds cannot fail to hash (v2 proves no call that could
+    /// mutate the list).
+    HashableItems,
+    /// `typing.TYPE_CHECKING`, bound by `from typing import TYPE_CHECKING [as X]` (false at
+    /// run time; a module's own `TYPE_CHECKING = True` is not it).
+    TypeChecking,
 }
 
 impl Env {
     pub fn bind(&mut self, name: &str, meaning: Meaning) {
         self.names.insert(name.to_string(), meaning);
         self.strings.remove(name);
-        self.hashable_items.remove(name);
+        self.marks.remove(name);
     }
 
-    /// Record that `name`, just bound to a list, holds hashable items only.
-    pub fn mark_hashable_items(&mut self, name: &str) {
-        self.hashable_items.insert(name.to_string());
+    /// Record a fact about the value `name` was just bound to.
+    pub fn mark(&mut self, name: &str, mark: Mark) {
+        self.marks.insert(name.to_string(), mark);
     }
 
-    /// `name` is bound to a list of hashable items here.
-    pub fn has_hashable_items(&self, name: &str) -> bool {
-        self.hashable_items.contains(name)
+    /// `name` has this mark here.
+    pub fn has_mark(&self, name: &str, mark: Mark) -> bool {
+        self.marks.get(name) == Some(&mark)
     }
 
     /// Bind `name` to a string whose value v2 knows.
@@ -137,7 +148,7 @@ impl Env {
     pub fn unbind(&mut self, name: &str) {
         self.names.remove(name);
         self.strings.remove(name);
-        self.hashable_items.remove(name);
+        self.marks.remove(name);
     }
 
     /// What `name` means here; `None` when using it would raise `NameError`.
@@ -168,7 +179,7 @@ impl Env {
             .filter(move |(n, m)| {
                 before.names.get(*n) != Some(m)
                     || before.strings.get(*n) != self.strings.get(*n)
-                    || before.hashable_items.contains(*n) != self.hashable_items.contains(*n)
+                    || before.marks.get(*n) != self.marks.get(*n)
             })
             .map(|(n, _)| n.as_str())
     }
@@ -203,10 +214,14 @@ impl Env {
                     out.strings.remove(name);
                 }
             }
-            if arms.iter().all(|a| a.hashable_items.contains(name)) {
-                out.hashable_items.insert(name.to_string());
-            } else {
-                out.hashable_items.remove(name);
+            let marks: Vec<Option<&Mark>> = arms.iter().map(|a| a.marks.get(name)).collect();
+            match marks.split_first() {
+                Some((Some(first), rest)) if rest.iter().all(|m| *m == Some(*first)) => {
+                    out.marks.insert(name.to_string(), **first);
+                }
+                _ => {
+                    out.marks.remove(name);
+                }
             }
         }
         out

@@ -204,8 +204,14 @@ impl<'c> ModulePackage<'c> {
     }
 
     fn one(&self, import: &ResolvedImport) -> Verdict {
-        if import.time == ImportTime::TypeChecking {
-            return Verdict::Accept;
+        // An import the index files under `if TYPE_CHECKING:` (by its spelling) reaches this
+        // verdict only when the prover did not excuse it (that `TYPE_CHECKING` is not
+        // typing's): it runs, and the import graph, which left it out, says nothing of what a
+        // local one runs.
+        if import.time == ImportTime::TypeChecking
+            && matches!(import.target, ImportTarget::Local(_))
+        {
+            return Verdict::Refuse(ImportProblem::LocalUnproved);
         }
         let star = import.name.as_deref() == Some("*");
         match &import.target {

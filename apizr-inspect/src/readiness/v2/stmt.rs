@@ -3,7 +3,7 @@
 use ruff_python_ast::{self as ast, CmpOp, Expr, Stmt};
 use ruff_text_size::Ranged;
 
-use super::env::{Env, Kind, Meaning};
+use super::env::{Env, Kind, Mark, Meaning};
 use super::{Prover, Unproved, Why, known};
 use crate::readiness::stdlib::is_stdlib;
 
@@ -124,6 +124,7 @@ impl Prover<'_> {
                 continue;
             }
             let bound = alias.asname.as_ref().map_or(name, |a| a.as_str());
+            let type_checking = stdlib && module == Some("typing") && name == "TYPE_CHECKING";
             let local = self.package.and_then(|p| p.meaning(alias.range()));
             let meaning = match (local, module) {
                 (Some(local), _) => local,
@@ -137,6 +138,9 @@ impl Prover<'_> {
                 (None, _) => Meaning::Unknown,
             };
             self.env.bind(bound, meaning);
+            if type_checking {
+                self.env.mark(bound, Mark::TypeChecking);
+            }
         }
     }
 
@@ -304,14 +308,18 @@ impl Prover<'_> {
         }
     }
 
-    /// `TYPE_CHECKING` / `typing.TYPE_CHECKING`.
+    /// typing's `TYPE_CHECKING`: a name bound by `from typing import TYPE_CHECKING`, or
+    /// `typing.TYPE_CHECKING` read through the module `typing` (a module's own
+    /// `TYPE_CHECKING = True`, or another module's attribute, is an ordinary value).
     fn is_type_checking(&self, test: &Expr) -> bool {
-        let written = match test {
-            Expr::Name(n) => n.id.as_str() == "TYPE_CHECKING",
-            Expr::Attribute(a) => a.attr.as_str() == "TYPE_CHECKING",
+        match test {
+            Expr::Name(n) => self.env.has_mark(n.id.as_str(), Mark::TypeChecking),
+            Expr::Attribute(a) => {
+                a.attr.as_str() == "TYPE_CHECKING"
+                    && self.value(&a.value) == Ok(Meaning::Module("typing".into()))
+            }
             _ => false,
-        };
-        written && self.value(test) == Ok(Meaning::Value(Kind::Bool))
+        }
     }
 
     /// `try`: every arm proved. When a handler catches `ImportError`, the imports of the body

@@ -70,7 +70,7 @@ impl Prover<'_> {
         if let Expr::List(list) = value
             && list.elts.iter().all(|e| self.is_hashable_element(e))
         {
-            self.env.mark_hashable_items(name);
+            self.env.mark(name, super::env::Mark::HashableItems);
         }
     }
 
