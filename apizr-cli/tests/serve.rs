@@ -99,6 +99,18 @@ fn governed_mode_runs_each_call_under_the_policy() {
     assert_eq!(server.post("bump", "{}"), (200, "1".into()));
     assert_eq!(server.metric("apizr_v1_pool_hits_total"), Some(hits + 1));
     assert_eq!(server.metric("apizr_v1_pool_anomalies_total"), Some(0));
+    // Every call that got a well-formed frame (not the timeout) was answered on it; each
+    // process then exited cleanly and was cleaned up after the answer.
+    server.wait_metric("apizr_v1_after_answer_pending", |n| n == 0);
+    assert_eq!(server.metric("apizr_v1_after_answer_calls_total"), Some(4));
+    assert_eq!(
+        server.metric("apizr_v1_after_answer_anomalies_total"),
+        Some(0)
+    );
+    assert_eq!(
+        server.metric("apizr_v1_after_answer_cleanup_failures_total"),
+        Some(0)
+    );
 }
 
 /// A Python exception in a governed call reaches the server's stderr with its traceback (as a

@@ -16,13 +16,17 @@
 //! * [`launcher`], [`seccomp`], [`cgroup`] — the Linux mechanisms: namespaces, Landlock and
 //!   rlimits in a re-executed launcher, seccomp-bpf programs, per-call cgroups.
 
+pub mod after;
+pub(crate) mod answer;
 pub mod cgroup;
+pub mod config;
 pub mod enforcement;
 pub mod executor;
 pub mod host;
 pub mod identity;
 pub(crate) mod launch;
 pub mod launcher;
+pub(crate) mod output;
 pub mod owner;
 pub mod prestart;
 pub(crate) mod process;
@@ -31,4 +35,5 @@ pub mod runtime;
 pub mod seccomp;
 pub mod spawn;
 pub mod supervisor;
+pub(crate) mod tail;
 pub mod workdir;

@@ -38,6 +38,12 @@ pub struct CallReport {
     /// Why the call went cold although the runtime keeps pre-started workers.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cold_reason: Option<ColdReason>,
+    /// What was abnormal after the call was answered on its frame (the process had to be
+    /// killed, ended non-zero, or wrote after its frame). It never changes the status. Known
+    /// only when the call's end was awaited before `execute` returned (not in servers, where
+    /// it is counted in `/metrics` and logged instead).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub after_answer: Option<String>,
     /// The whole call; `total_ms` in reports.
     #[serde(rename = "total_ms", serialize_with = "whole_millis")]
     pub total: Duration,

@@ -2,66 +2,37 @@
 //!
 //! Order (which status wins): input size → enforcement plan (refusals) → request encoding →
 //! a worker process (pre-started by the pool, or started now: fresh identity, directory,
-//! cgroups, launcher) → hand over the request → supervise → cleanup → audit.
+//! cgroups, launcher) → hand over the request → supervise → answer → cleanup → audit.
+//!
+//! A call whose worker wrote a complete, well-formed response frame is answered on that
+//! frame (the rule is on [`supervise_to_frame`]); its process's exit and the clean-up follow
+//! ([`AfterAnswer`]), inline by default, on a thread of their own in servers
+//! ([`LocalRuntime::answer_before_exit`]). A call decided without a frame (timeout, output
+//! bound, exit, malformed frame, refusal) is cleaned up before it is answered, as always.
 
-use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
-use crate::audit::{AUDIT_SCHEMA, AuditRecord, AuditSink};
+use crate::audit::AuditSink;
 use crate::envelope::Envelope;
+use crate::local::after::{AfterAnswer, AfterAnswerStats, End, Tails};
+use crate::local::answer::{audit_record, decide};
 use crate::local::cgroup;
 use crate::local::enforcement::{self, EnforcementPlan};
 use crate::local::host::HostCapabilities;
-use crate::local::identity::IdRange;
 use crate::local::prestart::{Pool, PrestartConfig, PrestartStats, ProcessSource};
 use crate::local::process::{Factory, StartError, WorkerProcess};
 use crate::local::spawn::{LocalSpawner, ProcessSpawner};
-use crate::local::supervisor::{describe_exit, supervise_started};
+use crate::local::supervisor::{describe_exit, supervise_to_frame};
 use crate::local::workdir;
 use crate::local::{launcher, seccomp};
 use crate::protocol::{MAX_REQUEST_BYTES, encode_frame, encode_request};
 use crate::request::CallRequest;
 use crate::status::Status;
 
+pub use crate::local::config::{LauncherLocation, RuntimeConfig};
 pub use crate::local::report::CallReport;
-
-/// Where the launcher comes from.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum LauncherLocation {
-    /// No launcher: only the reference's controls; every Linux control is refused.
-    None,
-    /// Re-exec the current executable (its `main` must call `launcher::run_if_requested`).
-    CurrentExe,
-    /// A launcher binary such as `apizr-launch`.
-    Binary(PathBuf),
-}
-
-/// How the runtime is set up (not part of any hashed artifact).
-#[derive(Debug, Clone)]
-pub struct RuntimeConfig {
-    /// The interpreter command; resolved once to the real executable. Default: `$APIZR_PYTHON`,
-    /// else `python3`.
-    pub python: PathBuf,
-    pub launcher: LauncherLocation,
-    /// Parent of the per-call working directories.
-    pub temp_root: PathBuf,
-    /// Per-call ids on a root host (`None`: `APIZR_ID_RANGE`, else the default range).
-    pub ids: Option<IdRange>,
-}
-
-impl Default for RuntimeConfig {
-    fn default() -> Self {
-        RuntimeConfig {
-            python: std::env::var_os("APIZR_PYTHON")
-                .filter(|p| !p.is_empty())
-                .map_or_else(|| PathBuf::from("python3"), PathBuf::from),
-            launcher: LauncherLocation::CurrentExe,
-            temp_root: std::env::temp_dir(),
-            ids: None,
-        }
-    }
-}
 
 /// The envelope plus what happened, for `apizr doctor`, logs and the audit record.
 #[derive(Debug, Clone, PartialEq)]
@@ -80,6 +51,10 @@ pub struct LocalRuntime {
     swept: OnceLock<Mutex<Vec<String>>>,
     /// Pre-started workers (servers; see [`prestart`](crate::local::prestart)).
     prestart: OnceLock<Pool>,
+    /// Calls answered on their frame whose end is still awaited, and their counters.
+    tails: Arc<Tails>,
+    /// Await a call's end after answering it (servers) instead of before.
+    background: AtomicBool,
 }
 
 impl LocalRuntime {
@@ -90,7 +65,27 @@ impl LocalRuntime {
             seccomp: OnceLock::new(),
             swept: OnceLock::new(),
             prestart: OnceLock::new(),
+            tails: Arc::new(Tails::default()),
+            background: AtomicBool::new(false),
         }
+    }
+
+    /// Answer a call as soon as its worker's response frame is final, and await the process's
+    /// exit and the clean-up on a thread of their own (servers). Without this, `execute`
+    /// returns only once the call's process is gone (the status is the same either way).
+    pub fn answer_before_exit(&self) {
+        self.background.store(true, Ordering::Relaxed);
+    }
+
+    /// Wait until every call answered before its end has ended and been cleaned up, at most
+    /// `timeout`; true when none is left.
+    pub fn settle(&self, timeout: Duration) -> bool {
+        self.tails.settle(timeout)
+    }
+
+    /// Counters of calls answered on their frame.
+    pub fn after_answer_stats(&self) -> AfterAnswerStats {
+        self.tails.stats()
     }
 
     /// Remove what dead supervisors left: working directories under the temp root and
@@ -169,7 +164,7 @@ impl LocalRuntime {
         if first_sweep {
             report.cleanup.extend(sweep_failures);
         }
-        let envelope = self.run(call, &host, &plan, deadline, &mut report);
+        let (envelope, after) = self.run(call, &host, &plan, deadline, &mut report);
         if report.status_source.is_empty() {
             report.status_source = "supervisor";
         }
@@ -180,7 +175,26 @@ impl LocalRuntime {
         if envelope.status == Status::OutputLimit {
             report.limits_hit.push("output".into());
         }
-        self.write_audit(call, &envelope, &report);
+        let Some(after) = after else {
+            self.write_audit(call, &envelope, &report);
+            return CallOutcome { envelope, report };
+        };
+        let record = self
+            .audit
+            .as_ref()
+            .map(|sink| (sink.clone(), audit_record(call, &envelope, &report)));
+        let background = self.background.load(Ordering::Relaxed);
+        let end = End {
+            after,
+            tails: self.tails.clone(),
+            record,
+            capability: call.capability_id.clone(),
+        };
+        if let Some(reaped) = end.run(background) {
+            report.exit = reaped.exit;
+            report.after_answer = reaped.anomaly;
+            report.cleanup.extend(reaped.cleanup);
+        }
         CallOutcome { envelope, report }
     }
 
@@ -191,17 +205,17 @@ impl LocalRuntime {
         plan: &EnforcementPlan,
         deadline: Instant,
         report: &mut CallReport,
-    ) -> Envelope {
+    ) -> (Envelope, Option<AfterAnswer>) {
         let input_ok = call
             .arguments_object()
             .canonical_bytes()
             .is_ok_and(|b| b.len() as u64 <= call.policy.limits.max_input_bytes);
         if !input_ok {
             report.limits_hit.push("input".into());
-            return Envelope::status(Status::InvalidInput);
+            return (Envelope::status(Status::InvalidInput), None);
         }
         if !plan.refused.is_empty() {
-            return Envelope::status(Status::PolicyRefused);
+            return (Envelope::status(Status::PolicyRefused), None);
         }
         let programs = if plan.seccomp {
             match self
@@ -211,7 +225,7 @@ impl LocalRuntime {
                 Some(p) => Some(p.as_slice()),
                 None => {
                     report.refused.push("subprocess");
-                    return Envelope::status(Status::PolicyRefused);
+                    return (Envelope::status(Status::PolicyRefused), None);
                 }
             }
         } else {
@@ -219,7 +233,7 @@ impl LocalRuntime {
         };
         let payload = match encode_request(call, programs) {
             Ok(p) if p.len() <= MAX_REQUEST_BYTES => p,
-            _ => return Envelope::status(Status::InvalidInput),
+            _ => return (Envelope::status(Status::InvalidInput), None),
         };
         let process = match self.obtain(call, host, plan, report) {
             Ok(process) => process,
@@ -227,15 +241,15 @@ impl LocalRuntime {
                 // Nothing ran: the limit could not be set up, so the call is refused.
                 report.refused.push(control);
                 report.protocol_error = Some(format!("cgroup: {why}"));
-                return Envelope::status(Status::PolicyRefused);
+                return (Envelope::status(Status::PolicyRefused), None);
             }
             Err(e @ StartError::Spawn(_)) => {
                 report.stderr = e.to_string();
-                return Envelope::status(Status::WorkerFailed);
+                return (Envelope::status(Status::WorkerFailed), None);
             }
             Err(StartError::Prepare(why)) => {
                 report.protocol_error = Some(why);
-                return Envelope::status(Status::WorkerFailed);
+                return (Envelope::status(Status::WorkerFailed), None);
             }
         };
         let deadline = if report.process == Some(ProcessSource::Prestarted) {
@@ -271,8 +285,8 @@ impl LocalRuntime {
         Ok(process)
     }
 
-    /// Hand the worker its request, supervise it, clean up what the call owned, and decide
-    /// the status.
+    /// Hand the worker its request and supervise it to its answer. A call answered on its
+    /// frame returns what it still owns ([`AfterAnswer`]); any other call is cleaned up here.
     fn finish(
         &self,
         call: &CallRequest,
@@ -281,7 +295,7 @@ impl LocalRuntime {
         deadline: Instant,
         plan: &EnforcementPlan,
         report: &mut CallReport,
-    ) -> Envelope {
+    ) -> (Envelope, Option<AfterAnswer>) {
         if let Some(uid) = process.uid() {
             annotate(report, "identity", &format!("uid {uid} gid {uid}"));
         }
@@ -292,7 +306,7 @@ impl LocalRuntime {
             call_id,
             through_launcher,
         } = process;
-        let outcome = supervise_started(
+        let (outcome, tail) = supervise_to_frame(
             started,
             encode_frame(payload),
             deadline,
@@ -303,6 +317,25 @@ impl LocalRuntime {
         report.protocol_error = outcome.protocol_error;
         report.stderr = String::from_utf8_lossy(&outcome.stderr).into_owned();
         report.stderr_truncated = outcome.stderr_truncated;
+        if let Some(groups) = &cgroups {
+            // Read when the answer is decided: at the frame, or after the exit.
+            if groups.pids_hit() {
+                report.limits_hit.push("pids".into());
+            }
+            if groups.memory_hit() {
+                report.limits_hit.push("memory".into());
+            }
+        }
+        let envelope = decide(outcome.envelope, outcome.from_worker, plan, report);
+        if let Some(tail) = tail {
+            let after = AfterAnswer {
+                tail,
+                cgroups,
+                workdir,
+                call_id,
+            };
+            return (envelope, Some(after));
+        }
         let exit_code = outcome.exit.and_then(|s| s.code());
         if through_launcher
             && exit_code == Some(launcher::SETUP_FAILED)
@@ -316,16 +349,10 @@ impl LocalRuntime {
                 pool.invalidate();
             }
         }
-        if let Some(groups) = cgroups {
-            if groups.pids_hit() {
-                report.limits_hit.push("pids".into());
-            }
-            if groups.memory_hit() {
-                report.limits_hit.push("memory".into());
-            }
-            if let Err(failed) = groups.destroy() {
-                report.cleanup.extend(failed);
-            }
+        if let Some(groups) = cgroups
+            && let Err(failed) = groups.destroy()
+        {
+            report.cleanup.extend(failed);
         }
         if plan.rlimit_cpu_secs.is_some() && exit_code == Some(launcher::CPU_LIMIT_EXIT) {
             report.limits_hit.push("cpu".into());
@@ -334,56 +361,21 @@ impl LocalRuntime {
             report.cleanup.push(format!("working directory: {e}"));
         }
         drop(call_id);
-        let mut envelope = outcome.envelope;
-        if outcome.from_worker {
-            report.worker_status = Some(envelope.status.wire_name());
-            if worker_may_report(envelope.status, plan) {
-                report.status_source = "worker";
-            } else {
-                report.protocol_error = Some(format!(
-                    "the worker claimed `{}`, a status only the supervisor decides",
-                    envelope.status
-                ));
-                envelope = Envelope::status(Status::WorkerFailed);
-            }
-        }
-        envelope
+        (envelope, None)
     }
 
     fn write_audit(&self, call: &CallRequest, envelope: &Envelope, report: &CallReport) {
-        let Some(sink) = &self.audit else {
-            return;
-        };
-        let record = AuditRecord {
-            schema_version: AUDIT_SCHEMA,
-            capability_id: call.capability_id.clone(),
-            executable_digest: call.executable.digest.prefixed(),
-            policy_digest: call
-                .policy
-                .digest()
-                .map(|d| d.prefixed())
-                .unwrap_or_default(),
-            status: envelope.status.wire_name(),
-            duration_ms: u64::try_from(report.total.as_millis()).unwrap_or(u64::MAX),
-            limits_hit: report.limits_hit.clone(),
-            refused: report.refused.clone(),
-            controls: report.controls.clone(),
-            status_source: report.status_source,
-            worker_status: report.worker_status,
-            exit: report.exit.clone(),
-        };
-        let _ = sink.record(&record);
+        if let Some(sink) = &self.audit {
+            let _ = sink.record(&audit_record(call, envelope, report));
+        }
     }
 }
 
-/// Statuses a worker frame may carry. `timeout` is the supervisor's alone, and
-/// `policy_refused` comes from a worker only when it was asked to install a seccomp program
-/// and could not; anything else in a frame is a forgery and fails the call.
-fn worker_may_report(status: Status, plan: &EnforcementPlan) -> bool {
-    match status {
-        Status::Timeout => false,
-        Status::PolicyRefused => plan.seccomp,
-        _ => true,
+impl Drop for LocalRuntime {
+    /// Calls answered before their end are awaited (bounded by their grace), so a runtime
+    /// that is dropped leaves no process, cgroup or directory of its calls behind.
+    fn drop(&mut self) {
+        self.tails.settle(Duration::from_secs(30));
     }
 }
 

@@ -1,15 +1,17 @@
 //! The supervisor loop for one worker process: write the request, read the bounded response,
 //! enforce the deadline, always kill the process group and reap.
 //!
-//! Threads instead of async: one writer (stdin), two readers (stdout bounded to
-//! `max_output + 9` bytes, stderr bounded for the report but drained to EOF) and one waiter
-//! (`wait()`), all reporting to one channel; the calling thread waits on that channel with the
-//! remaining time as timeout. Nothing polls, so a fast worker costs no tick latency.
+//! Threads instead of async: one writer (stdin), one reader of stdout and stderr
+//! ([`output`](crate::local::output): stdout bounded to `max_output + 9` bytes, stderr bounded
+//! for the report but drained to EOF) and one waiter (`wait()`), all reporting to one channel;
+//! the calling thread waits on that channel with the remaining time as timeout. Nothing
+//! ticks, so a fast worker costs no tick latency. A call is answered on its response frame;
+//! the exit is awaited by its [`Tail`] (the rule is on [`supervise_to_frame`]).
 
-use std::io::{Read, Write};
+use std::io::Write;
 use std::os::unix::process::ExitStatusExt;
-use std::process::{Child, ChildStderr, ChildStdin, ChildStdout, ExitStatus};
-use std::sync::mpsc::{self, RecvTimeoutError, Sender};
+use std::process::{Child, ChildStdin, ExitStatus};
+use std::sync::mpsc::{self, RecvTimeoutError};
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -17,12 +19,13 @@ use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
 
 use crate::envelope::Envelope;
+use crate::local::output::{Captured, Event, read_outputs};
 use crate::local::spawn::{ProcessSpawner, SpawnSpec};
+pub use crate::local::tail::{Ending, TAIL_GRACE, Tail};
 use crate::protocol::{self, FrameError, HEADER_BYTES};
 use crate::status::Status;
 
-/// Captured stderr is kept up to this many bytes (the rest is read and dropped).
-pub const STDERR_CAPTURE_BYTES: usize = 64 * 1024;
+pub use crate::local::output::STDERR_CAPTURE_BYTES;
 
 /// How one supervised process ended.
 #[derive(Debug, Clone, PartialEq)]
@@ -40,12 +43,6 @@ pub struct Supervised {
     pub from_worker: bool,
     /// Time from spawn to the response (or the end), for the report.
     pub elapsed: Duration,
-}
-
-enum Event {
-    Stdout(Vec<u8>, bool),
-    Stderr(Vec<u8>, bool),
-    Exited(Option<ExitStatus>),
 }
 
 /// A spawned worker that has not been handed its request yet (cold: for a moment; a
@@ -173,14 +170,42 @@ pub fn spawn_failed(error: &std::io::Error, since: Instant) -> Supervised {
     }
 }
 
-/// Hand a started worker its request and supervise it to the end under `deadline`. The
-/// reported time runs from this hand-over (a pre-started worker's idle time is not the call's).
+/// Hand a started worker its request and supervise it to the end under `deadline`: the
+/// answer as [`supervise_to_frame`] decides it, after the process is gone (the tail is awaited
+/// here; `exit` is the observed one).
 pub fn supervise_started(
     started: Started,
     request_frame: Vec<u8>,
     deadline: Instant,
     max_output: u64,
 ) -> Supervised {
+    let (mut supervised, tail) = supervise_to_frame(started, request_frame, deadline, max_output);
+    if let Some(tail) = tail {
+        supervised.exit = tail.finish(TAIL_GRACE).exit;
+    }
+    supervised
+}
+
+/// Hand a started worker its request and supervise it until its answer is final.
+///
+/// **The rule.** A call's status is decided by what happened *before* the worker's complete,
+/// well-formed response frame (header plus exactly the declared payload, within
+/// `max_output`, nothing after it in the same read, and a frame that decodes as an envelope).
+/// Once that frame is read before the deadline, the answer is final: it is returned at once
+/// with a [`Tail`], and the process's exit is awaited off the critical path by whoever holds
+/// the tail. Everything that happens before the frame decides exactly as before: the deadline
+/// (`timeout`), the output bound (`output_limit`), an exit or a malformed or oversized frame
+/// (`worker_failed` / `output_limit`), all decided at the end as before (no tail is returned,
+/// the process is reaped). The worker writes its frame as its last act and `_exit`s, so after
+/// the frame only the exit and the namespace teardown remain; anything abnormal there (no
+/// exit within [`TAIL_GRACE`], a non-zero exit, bytes after the frame) can never change the
+/// answer: the tail kills the process group and reports it as an anomaly.
+pub fn supervise_to_frame(
+    started: Started,
+    request_frame: Vec<u8>,
+    deadline: Instant,
+    max_output: u64,
+) -> (Supervised, Option<Tail>) {
     let Started {
         mut child, stdin, ..
     } = started;
@@ -196,14 +221,11 @@ pub fn supervise_started(
             write_chunks(&mut pipe, &request_frame);
         }
     });
-    if let Some(stdout) = child.stdout.take() {
-        let tx = tx.clone();
+    {
+        let (stdout, stderr) = (child.stdout.take(), child.stderr.take());
         let bound = max_output.saturating_add(HEADER_BYTES as u64 + 1);
-        thread::spawn(move || read_stdout(stdout, bound, tx));
-    }
-    if let Some(stderr) = child.stderr.take() {
         let tx = tx.clone();
-        thread::spawn(move || read_stderr(stderr, tx));
+        thread::spawn(move || read_outputs(stdout, stderr, bound, max_output, &tx));
     }
     {
         let tx = tx.clone();
@@ -214,7 +236,7 @@ pub fn supervise_started(
     drop(tx);
 
     let mut stdout: Option<(Vec<u8>, bool)> = None;
-    let mut stderr: Option<(Vec<u8>, bool)> = None;
+    let mut stderr: Option<Captured> = None;
     let mut exit: Option<Option<ExitStatus>> = None;
     let mut timed_out = false;
     while stdout.is_none() || exit.is_none() {
@@ -223,13 +245,36 @@ pub fn supervise_started(
             break;
         };
         match rx.recv_timeout(left) {
+            Ok(Event::Frame(bytes, err)) => {
+                if let Ok(envelope) = protocol::decode_response(&bytes, max_output) {
+                    let supervised = Supervised {
+                        envelope,
+                        exit: None,
+                        stderr: err.bytes,
+                        stderr_truncated: err.truncated,
+                        protocol_error: None,
+                        timed_out: false,
+                        from_worker: true,
+                        elapsed: started.elapsed(),
+                    };
+                    let tail = Tail {
+                        rx,
+                        pgid,
+                        writer,
+                        frame_len: bytes.len(),
+                        exited: exit,
+                    };
+                    return (supervised, Some(tail));
+                }
+                // A complete frame that does not decode: decided at the end, as before.
+            }
             Ok(Event::Stdout(bytes, overflow)) => {
                 stdout = Some((bytes, overflow));
                 if overflow {
                     break;
                 }
             }
-            Ok(Event::Stderr(bytes, truncated)) => stderr = Some((bytes, truncated)),
+            Ok(Event::Stderr(err)) => stderr = Some(err),
             Ok(Event::Exited(status)) => {
                 exit = Some(status);
                 // Descendants may still hold the pipes: drop them with the group.
@@ -257,16 +302,19 @@ pub fn supervise_started(
         };
         match rx.recv_timeout(left) {
             Ok(Event::Exited(status)) => exit = Some(status),
-            Ok(Event::Stderr(bytes, truncated)) => stderr = Some((bytes, truncated)),
-            Ok(Event::Stdout(..)) => {}
+            Ok(Event::Stderr(err)) => stderr = Some(err),
+            Ok(Event::Stdout(..) | Event::Frame(..)) => {}
             Err(_) => break,
         }
     }
     let _ = writer.join();
     let exit = exit.flatten();
-    let (stderr, stderr_truncated) = stderr.unwrap_or_default();
+    let Captured {
+        bytes: stderr,
+        truncated: stderr_truncated,
+    } = stderr.unwrap_or_default();
     let (envelope, protocol_error, from_worker) = classify(timed_out, stdout, exit, max_output);
-    Supervised {
+    let supervised = Supervised {
         envelope,
         exit,
         stderr,
@@ -275,7 +323,8 @@ pub fn supervise_started(
         timed_out,
         from_worker,
         elapsed,
-    }
+    };
+    (supervised, None)
 }
 
 fn classify(
@@ -327,35 +376,8 @@ fn write_chunks(pipe: &mut ChildStdin, bytes: &[u8]) -> bool {
         .all(|chunk| pipe.write_all(chunk).is_ok())
 }
 
-fn kill_group(pgid: Option<Pid>) {
+pub(crate) fn kill_group(pgid: Option<Pid>) {
     if let Some(pgid) = pgid {
         let _ = killpg(pgid, Signal::SIGKILL);
     }
-}
-
-fn read_stdout(mut stdout: ChildStdout, bound: u64, tx: Sender<Event>) {
-    let mut buf = Vec::new();
-    let overflow = match (&mut stdout).take(bound).read_to_end(&mut buf) {
-        Ok(_) => buf.len() as u64 >= bound,
-        Err(_) => false,
-    };
-    let _ = tx.send(Event::Stdout(buf, overflow));
-}
-
-fn read_stderr(mut stderr: ChildStderr, tx: Sender<Event>) {
-    let mut kept = Vec::new();
-    let mut truncated = false;
-    let mut chunk = [0u8; 8192];
-    loop {
-        match stderr.read(&mut chunk) {
-            Ok(0) | Err(_) => break,
-            Ok(n) => {
-                let room = STDERR_CAPTURE_BYTES.saturating_sub(kept.len());
-                let take = n.min(room);
-                kept.extend_from_slice(chunk.get(..take).unwrap_or_default());
-                truncated |= take < n;
-            }
-        }
-    }
-    let _ = tx.send(Event::Stderr(kept, truncated));
 }

@@ -115,6 +115,9 @@ impl Invoker {
                     AnyExecutor::for_policy_audited(policy.clone(), config, image.clone(), audit)?;
                 executor.check_async().await?;
                 if let AnyExecutor::Local(local) = &executor {
+                    // A call is answered on its worker's response frame; the exit and the
+                    // clean-up follow off the critical path (see `local::after`).
+                    local.runtime().answer_before_exit();
                     start_prestart(local, &spec);
                     let local = local.clone();
                     unenforceable = tokio::task::spawn_blocking(move || local.unenforceable())
@@ -205,6 +208,14 @@ impl Invoker {
         }
     }
 
+    /// The counters of v1 calls answered on their frame (v1 governed).
+    pub fn after_answer_stats(&self) -> Option<crate::local::after::AfterAnswerStats> {
+        match &self.executor {
+            AnyExecutor::Local(local) => Some(local.runtime().after_answer_stats()),
+            _ => None,
+        }
+    }
+
     /// The Prometheus text of `/metrics`: the server's series, and the container pool's.
     pub fn metrics_text(&self) -> String {
         let mut text = self.metrics.render(self.kills());
@@ -215,6 +226,9 @@ impl Invoker {
         }
         if let Some(stats) = self.prestart_stats() {
             super::metrics::render_v1_pool(&mut text, &stats);
+        }
+        if let Some(stats) = self.after_answer_stats() {
+            super::metrics::render_v1_after_answer(&mut text, &stats);
         }
         text
     }

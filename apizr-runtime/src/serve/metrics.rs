@@ -364,6 +364,35 @@ pub fn render_v1_pool(out: &mut String, stats: &crate::local::prestart::Prestart
     family(out, "v1_pool", &counters, true);
 }
 
+/// The series of v1 calls answered on their response frame, whose process's exit and
+/// clean-up followed the answer (`local::after`).
+pub fn render_v1_after_answer(out: &mut String, stats: &crate::local::after::AfterAnswerStats) {
+    let gauges = [(
+        "pending",
+        "Calls answered on their frame whose process is still being awaited.",
+        stats.pending,
+    )];
+    family(out, "v1_after_answer", &gauges, false);
+    let counters = [
+        (
+            "calls",
+            "Calls answered on their response frame, before their process had exited.",
+            stats.answered_on_frame,
+        ),
+        (
+            "anomalies",
+            "Of those, processes that then had to be killed, ended non-zero or wrote after their frame (the answer stood).",
+            stats.anomalies,
+        ),
+        (
+            "cleanup_failures",
+            "Of those, calls whose directory or cgroups could not be removed after the answer.",
+            stats.cleanup_failures,
+        ),
+    ];
+    family(out, "v1_after_answer", &counters, true);
+}
+
 /// One pool's series `apizr_<prefix>_<name>` (gauges) or `apizr_<prefix>_<name>_total`
 /// (counters), each with its help line.
 fn family(out: &mut String, prefix: &str, series: &[(&str, &str, u64)], counters: bool) {

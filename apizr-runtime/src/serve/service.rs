@@ -222,6 +222,14 @@ impl Service {
         if let Some(stats) = v1 {
             super::metrics::render_v1_pool(&mut text, &stats);
         }
+        let after = self
+            .invokers
+            .iter()
+            .filter_map(Invoker::after_answer_stats)
+            .reduce(|a, b| a.merged(&b));
+        if let Some(stats) = after {
+            super::metrics::render_v1_after_answer(&mut text, &stats);
+        }
         text
     }
 

@@ -45,13 +45,13 @@ pub fn temp_root(tag: &str) -> TempRoot {
 }
 
 /// The runtime the tests use. Under `APIZR_TEST_V1_PRESTART=1` (the hostile suites' second
-/// pass in CI) it serves every call through a pre-started worker ([`prestarted_in`]).
+/// pass in CI) it serves every call through a pre-started worker and answers it before its
+/// process has exited, as servers do ([`prestarted_in`]).
 pub fn runtime_in(root: &Path) -> LocalRuntime {
-    let rt = cold_runtime_in(root);
     if through_pool() {
-        assert!(rt.start_prestart(waiting_pool(prestart::MAX_IDLE)));
+        return prestarted_in(root, prestart::MAX_IDLE);
     }
-    rt
+    cold_runtime_in(root)
 }
 
 /// Whether this run serves every call through the pre-start pool.
@@ -78,9 +78,12 @@ pub fn waiting_pool(max_idle: std::time::Duration) -> PrestartConfig {
     }
 }
 
-/// A runtime whose calls all go through pre-started workers.
+/// A runtime whose calls all go through pre-started workers, configured as in a server:
+/// each call is answered on its response frame and its end is awaited in the background
+/// ([`exec`] waits for it, so a test sees what the call left behind).
 pub fn prestarted_in(root: &Path, max_idle: std::time::Duration) -> LocalRuntime {
     let rt = cold_runtime_in(root);
+    rt.answer_before_exit();
     assert!(rt.start_prestart(waiting_pool(max_idle)));
     rt
 }
@@ -234,10 +237,16 @@ pub fn run(rt: &LocalRuntime, source: &str, function: &str, policy_text: &str) -
     exec(rt, &c)
 }
 
-/// `rt.execute(call)`; when the run goes [`through_pool`], also checks that a call that ran
-/// a worker got a pre-started one (so the attack really met a pre-started worker).
+/// `rt.execute(call)`, then waits until the call's end (answered on its frame) is cleaned
+/// up, so what it left behind can be checked; when the run goes [`through_pool`], also checks
+/// that a call that ran a worker got a pre-started one (so the attack really met a
+/// pre-started worker).
 pub fn exec(rt: &LocalRuntime, call: &CallRequest) -> CallOutcome {
     let out = rt.execute(call);
+    assert!(
+        rt.settle(std::time::Duration::from_secs(30)),
+        "a call did not end"
+    );
     if through_pool() && out.report.process.is_some() {
         assert_eq!(
             out.report.process,
