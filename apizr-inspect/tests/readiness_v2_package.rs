@@ -109,6 +109,8 @@ fn local_imports_of_proved_modules_make_functions_ready() {
         // Its package `shop.labels` reads `names.LABELS` after `from . import names`: the
         // submodule's exports are known before the package is assessed.
         "shop.labels.names:label",
+        // `from . import unsafe` under `if sys.platform == "win32":` never runs on a worker.
+        "shop.windows_only:windows_only",
     ] {
         let (state, ready, codes, _) = verdict(&v2, function);
         assert!(
@@ -173,6 +175,12 @@ fn each_refusal_names_its_cause() {
     // `TYPE_CHECKING = True` of its own: the import under it runs, and is refused.
     refused(
         "shop.fake_tc:faked",
+        "015",
+        "readiness v2 does not prove harmless",
+    );
+    // `sys` bound to a module of the package: `sys.platform == "win32"` is not a fixed test.
+    refused(
+        "shop.fake_platform:fake_platform",
         "015",
         "readiness v2 does not prove harmless",
     );

@@ -6,6 +6,7 @@ use ruff_text_size::{Ranged, TextRange};
 use super::PackageIndex;
 use crate::error::Position;
 use crate::module::ParsedModule;
+use crate::readiness::v2::fixed;
 
 /// When an import statement runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -15,7 +16,9 @@ pub enum ImportTime {
     /// Only when a function runs: any function body, however nested.
     Call,
     /// Never: the body of `if TYPE_CHECKING:` (or `typing.TYPE_CHECKING`), which is false at
-    /// run time. Type checkers (and readers of annotations) follow it; the interpreter does not.
+    /// run time, and an arm behind a test false on every worker (`if sys.platform == "win32":`,
+    /// [`crate::readiness::v2::fixed`]). Type checkers (and readers of annotations) follow it;
+    /// the interpreter does not.
     TypeChecking,
 }
 
@@ -94,14 +97,26 @@ impl Walker<'_> {
             Stmt::FunctionDef(def) => self.body(&def.body, deferred(time)),
             Stmt::ClassDef(class) => self.body(&class.body, time),
             Stmt::If(node) => {
-                let body_time = if is_type_checking(&node.test) {
-                    ImportTime::TypeChecking
-                } else {
-                    time
-                };
-                self.body(&node.body, body_time);
-                for clause in &node.elif_else_clauses {
-                    self.body(&clause.body, time);
+                // An arm under `TYPE_CHECKING`, or behind a test false on every worker, never
+                // runs; after a test true on every worker, neither do the later arms.
+                let mut decided = false;
+                let clauses = std::iter::once((Some(node.test.as_ref()), &node.body)).chain(
+                    node.elif_else_clauses
+                        .iter()
+                        .map(|c| (c.test.as_ref(), &c.body)),
+                );
+                for (index, (test, body)) in clauses.enumerate() {
+                    let fixed = test.and_then(|t| fixed::fixed(t, &fixed::Spelling));
+                    let never = decided
+                        || fixed == Some(false)
+                        || index == 0 && test.is_some_and(is_type_checking);
+                    let arm_time = if never {
+                        ImportTime::TypeChecking
+                    } else {
+                        time
+                    };
+                    self.body(body, arm_time);
+                    decided |= fixed == Some(true) && !never;
                 }
             }
             Stmt::For(node) => {

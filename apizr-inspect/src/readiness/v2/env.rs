@@ -108,6 +108,8 @@ pub enum Mark {
     /// `dict(zip(name, values))` builds cannot fail to hash (v2 proves no call that could
     /// mutate the list).
     HashableItems,
+    /// A bool fixed on every worker ([`super::fixed`]): `WIN = sys.platform.startswith("win")`.
+    Fixed(bool),
     /// `typing.TYPE_CHECKING`, bound by `from typing import TYPE_CHECKING [as X]` (false at
     /// run time; a module's own `TYPE_CHECKING = True` is not it).
     TypeChecking,

@@ -98,6 +98,8 @@ impl Prover<'_> {
             Expr::Call(call) if super::stmt::is_str_prefix_test(self, call) => {
                 Meaning::Value(Kind::Bool)
             }
+            // A call v2 folds to a string (`re.escape(string.punctuation)`).
+            Expr::Call(_) if self.str_value(expr).is_some() => Meaning::Value(Kind::Str),
             Expr::Call(call) => self.call(call)?,
             // An f-string v2 folds ([`super::strings`]): only known strings are formatted.
             Expr::FString(_) if self.str_value(expr).is_some() => Meaning::Value(Kind::Str),

@@ -9,7 +9,8 @@
 //! * [`stmt`] — assignments of safe values, type aliases, `del`/`+=` of known values, `def`s
 //!   with allowlisted decorators, imports, `if TYPE_CHECKING:` (its body never runs),
 //!   `if` on `sys.version_info` / `sys.platform` / known constants (every arm that may run
-//!   proved; [`version`]: an arm behind a version test false on every Python 3 never runs),
+//!   proved; [`fixed`]: an arm behind a test false on every worker — CPython 3 on Linux —
+//!   never runs),
 //!   `try`/`except ImportError` with proved arms;
 //! * [`class`] — class statements whose bases, keywords, decorators and body are safe
 //!   (dataclasses, NamedTuple, Enum, TypedDict, Protocol, exceptions, plain classes);
@@ -36,6 +37,7 @@ pub mod comprehension;
 pub mod decorators;
 pub mod env;
 pub mod expr;
+pub mod fixed;
 pub mod known;
 pub mod names;
 pub mod package;
@@ -43,7 +45,6 @@ pub mod pure;
 pub mod regex;
 pub mod stmt;
 pub mod strings;
-pub mod version;
 
 use std::collections::{HashMap, HashSet};
 

@@ -4,7 +4,7 @@ use ruff_python_ast::{self as ast, CmpOp, Expr, Stmt};
 use ruff_text_size::Ranged;
 
 use super::env::{Env, Kind, Mark, Meaning};
-use super::{Prover, Unproved, Why, known};
+use super::{Prover, Unproved, Why, fixed, known};
 use crate::readiness::stdlib::is_stdlib;
 
 type Proof<T> = Result<T, Unproved>;
@@ -214,10 +214,10 @@ impl Prover<'_> {
 
     /// `if`: under `TYPE_CHECKING` the body never runs (its names exist for type checkers
     /// only, its imports never happen); otherwise the test must be harmless. Every arm that
-    /// may run is proved, and the environments after them are joined. An arm behind a
-    /// `sys.version_info` test that is false on every Python 3 ([`Prover::version_test`])
-    /// never runs: it is skipped like a `TYPE_CHECKING` body, and after a test that is true
-    /// on every Python 3 the later arms never run either.
+    /// may run is proved, and the environments after them are joined. An arm behind a test
+    /// that is false on every worker ([`fixed`]) never runs: it is skipped like a
+    /// `TYPE_CHECKING` body, and after a test that is true on every worker the later arms
+    /// never run either.
     fn branch(&mut self, node: &ast::StmtIf) -> Proof<()> {
         let mut base = self.env.clone();
         let mut arms = Vec::new();
@@ -246,7 +246,7 @@ impl Prover<'_> {
                 continue;
             }
             self.test(test)?;
-            match self.version_test(test) {
+            match fixed::fixed(test, self) {
                 Some(false) => self.excuse_imports(body),
                 Some(true) => {
                     arms.push(self.arm(body, &base)?);
@@ -505,4 +505,18 @@ pub fn is_str_prefix_test(prover: &Prover, call: &ast::ExprCall) -> bool {
     matches!(attr.attr.as_str(), "startswith" | "endswith")
         && literal_arg
         && prover.value(&attr.value) == Ok(Meaning::Value(Kind::Str))
+}
+
+/// The prover reads a test through its environment: `sys` must be bound to the module `sys`,
+/// and a name bound to a fixed test (`WIN = sys.platform.startswith("win")`) keeps its value.
+impl fixed::Reader for Prover<'_> {
+    fn is_module(&self, expr: &Expr, module: &str) -> bool {
+        self.value(expr) == Ok(Meaning::Module(module.to_string()))
+    }
+
+    fn fixed_name(&self, name: &str) -> Option<bool> {
+        [true, false]
+            .into_iter()
+            .find(|b| self.env.has_mark(name, Mark::Fixed(*b)))
+    }
 }

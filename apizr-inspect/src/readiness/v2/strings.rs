@@ -28,6 +28,17 @@ impl Prover<'_> {
                 }
                 _ => None,
             },
+            // `re.escape(<known string>)`: pure, and what it escapes is fixed (Python 3.7+).
+            Expr::Call(call)
+                if call.arguments.keywords.is_empty()
+                    && matches!(call.func.as_ref(), Expr::Attribute(f) if f.attr.as_str() == "escape"
+                        && self.value(&f.value) == Ok(Meaning::Module("re".into()))) =>
+            {
+                match &call.arguments.args[..] {
+                    [arg] => Some(re_escape(&self.str_value(arg)?)),
+                    _ => None,
+                }
+            }
             Expr::FString(f) => {
                 let mut out = String::new();
                 for part in f.value.iter() {
@@ -67,6 +78,9 @@ impl Prover<'_> {
             Some(folded) => self.env.bind_str(name, folded),
             None => self.env.bind(name, meaning),
         }
+        if let Some(fixed) = super::fixed::fixed(value, self) {
+            self.env.mark(name, super::env::Mark::Fixed(fixed));
+        }
         if let Expr::List(list) = value
             && list.elts.iter().all(|e| self.is_hashable_element(e))
         {
@@ -93,6 +107,19 @@ impl Prover<'_> {
             _ => None,
         }
     }
+}
+
+/// `re.escape` since Python 3.7: a backslash before each of `()[]{}?*+-|^$\\.&~#`, space and
+/// `\t\n\r\v\f`; every other character as it is.
+fn re_escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if "()[]{}?*+-|^$\\.&~# \t\n\r\x0b\x0c".contains(c) {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
 }
 
 /// The string constants of the `string` module, by qualified name.
