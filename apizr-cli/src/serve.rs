@@ -60,22 +60,44 @@ pub enum ServeCommand {
 
 const INTERPRETER_EXAMPLES: &str = "\
 The tier, policy and import allowlist are the server's (flags); clients send only code.
-With --session, calls share one persistent interpreter (variables, imports, workspace files)
-that ends with the server, after --idle-timeout seconds without a call, or when a call
-times out (docker tiers: one container for the session, removed when it ends).
+With --session, a client's calls share one persistent interpreter (variables, imports,
+workspace files) that ends with the client or the server, after --idle-timeout seconds
+without a call, or when a call times out (docker tiers: one container for the session,
+removed when it ends). Over --http each MCP session (mcp-session-id) is a client with its
+own interpreter session; a request without one runs fresh.
 
 Examples:
   apizr serve interpreter                               local tier, default policy
   apizr serve interpreter --policy strict.json --session
-  apizr serve interpreter --tier docker --image apizr-ci/worker:dev";
+  apizr serve interpreter --tier docker --image apizr-ci/worker:dev
+  apizr serve interpreter --http --port 8765 --session  per-client sessions at /mcp";
 
 #[derive(Debug, Args)]
 pub struct InterpreterServeArgs {
     #[command(flatten)]
     pub interpreter: crate::run::InterpreterArgs,
-    /// Keep one persistent session for the client (local tiers)
+    /// Keep one persistent session per client (over HTTP: per MCP session)
     #[arg(long)]
     pub session: bool,
+    /// Serve Streamable HTTP at /mcp instead of stdio
+    #[arg(long)]
+    pub http: bool,
+    /// With --http: address to listen on (a non-loopback address needs --token or --insecure)
+    #[arg(long, default_value = "127.0.0.1", requires = "http")]
+    pub host: String,
+    /// With --http: port to listen on (0: any free port, printed on stderr)
+    #[arg(long, default_value_t = 8000, requires = "http")]
+    pub port: u16,
+    /// With --http: bearer token every request must carry [env: APIZR_TOKEN]
+    #[arg(long, requires = "http")]
+    pub token: Option<String>,
+    /// With --http: allow a non-loopback address without a token
+    #[arg(long, requires = "http")]
+    pub insecure: bool,
+    /// With --http --session: sessions open at once (each holds a process or a container);
+    /// a call that would open one more is refused
+    #[arg(long, value_name = "N", default_value_t = apizr_runtime::serve::mcp::interpreter::DEFAULT_MAX_SESSIONS, requires = "session")]
+    pub max_sessions: usize,
     /// With --session: end the session after this many seconds without a call
     #[arg(
         long,
@@ -147,13 +169,25 @@ pub fn run(command: &ServeCommand) -> anyhow::Result<ExitCode> {
 /// `apizr serve interpreter`: the `python` tool over stdio until the client closes stdin.
 fn serve_interpreter(args: &InterpreterServeArgs) -> anyhow::Result<ExitCode> {
     use apizr_runtime::interpreter::SessionOptions;
-    use apizr_runtime::serve::mcp::interpreter::{InterpreterHandler, serve_interpreter_blocking};
+    use apizr_runtime::serve::mcp::interpreter::{InterpreterHandler, serve_interpreter_on};
     let environment = args.interpreter.environment()?;
     let session = args.session.then(|| SessionOptions {
         idle_timeout: std::time::Duration::from_secs(args.idle_timeout.max(1)),
     });
-    let handler = InterpreterHandler::new(environment, session);
-    serve_interpreter_blocking(handler).map_err(|e| anyhow!(e))?;
+    let handler = InterpreterHandler::new(environment, session, args.max_sessions.max(1));
+    let http = args.http.then(|| apizr_runtime::serve::ServeOptions {
+        host: args.host.clone(),
+        port: args.port,
+        token: args
+            .token
+            .clone()
+            .or_else(|| std::env::var("APIZR_TOKEN").ok())
+            .filter(|t| !t.is_empty()),
+        insecure: args.insecure,
+        mcp_http: true,
+        ..apizr_runtime::serve::ServeOptions::default()
+    });
+    serve_interpreter_on(handler, http).map_err(|e| anyhow!(e))?;
     Ok(ExitCode::SUCCESS)
 }
 

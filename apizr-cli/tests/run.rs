@@ -4,6 +4,9 @@
 
 #![allow(clippy::unwrap_used, reason = "a failed unwrap is a failed test")]
 
+#[path = "run/http.rs"]
+mod http;
+
 use std::path::PathBuf;
 use std::process::{Command, Output};
 

@@ -51,6 +51,8 @@ pub struct HttpOptions {
 
 struct Admission {
     token: Option<String>,
+    /// Carry `tools/call` arguments (and results) exactly (`rewrite`/`restore`): plan tools.
+    exact: bool,
     limits: HttpLimits,
     budget: BodyBudget,
 }
@@ -109,7 +111,12 @@ async fn admission(State(state): State<Arc<Admission>>, request: Request, next: 
     }
     // Carry `tools/call` arguments past serde_json exactly (see `rewrite`); anything we
     // cannot decode is left to rmcp, which answers it as the protocol says.
-    let (mut parts, body) = match parse_permissive(&bytes).ok().and_then(rewrite) {
+    let rewritten = if state.exact {
+        parse_permissive(&bytes).ok().and_then(rewrite)
+    } else {
+        None
+    };
+    let (mut parts, body) = match rewritten {
         Some(text) => (parts, text.into_bytes()),
         None => (parts, bytes.to_vec()),
     };
@@ -118,6 +125,9 @@ async fn admission(State(state): State<Arc<Admission>>, request: Request, next: 
         .insert(header::CONTENT_LENGTH, HeaderValue::from(body.len()));
     let body = Body::from(body);
     let response = next.run(Request::from_parts(parts, body)).await;
+    if !state.exact {
+        return response;
+    }
     response.map(|body| Body::new(RestoredBody::new(body)))
 }
 
@@ -202,6 +212,20 @@ impl HttpBody for RestoredBody {
 
 /// The router: `/mcp` and nothing else (other paths 404).
 pub fn router(handler: McpHandler, options: &HttpOptions) -> Router {
+    service_router(move || Ok(handler.clone()), options, true)
+}
+
+/// The `/mcp` router of any MCP server: the admission layer around rmcp's service, which
+/// calls `factory` once per MCP session (stateful) or per request (stateless). `exact`:
+/// `tools/call` arguments travel exactly (the plan handler reads them from `_meta`).
+pub fn service_router<S>(
+    factory: impl Fn() -> Result<S, std::io::Error> + Send + Sync + 'static,
+    options: &HttpOptions,
+    exact: bool,
+) -> Router
+where
+    S: rmcp::ServerHandler + Send + 'static,
+{
     let mut config = StreamableHttpServerConfig::default()
         .with_legacy_session_mode(options.stateful)
         .with_sse_keep_alive(Some(Duration::from_secs(15)))
@@ -209,16 +233,14 @@ pub fn router(handler: McpHandler, options: &HttpOptions) -> Router {
     if options.any_host {
         config = config.disable_allowed_hosts();
     }
-    let service = StreamableHttpService::new(
-        move || Ok(handler.clone()),
-        Arc::new(LocalSessionManager::default()),
-        config,
-    );
+    let service =
+        StreamableHttpService::new(factory, Arc::new(LocalSessionManager::default()), config);
     Router::new()
         .nest_service("/mcp", service)
         .layer(from_fn_with_state(
             Arc::new(Admission {
                 token: options.token.clone(),
+                exact,
                 limits: options.limits,
                 budget: BodyBudget::new(options.limits.body_memory_bytes),
             }),

@@ -1,15 +1,21 @@
 //! `apizr serve interpreter`: the agent code interpreter as one MCP tool, `python`
-//! (input `{"code": string}`, structured result `apizr.interpreter-result/v1`), over stdio.
+//! (input `{"code": string}`, structured result `apizr.interpreter-result/v1`), over stdio or
+//! Streamable HTTP at `/mcp` (`interpreter_http.rs`).
 //!
 //! Rules:
 //! * The tier and policy are the server's, fixed at start (flags); a client cannot change them.
-//! * Without a session every call is a fresh run. With a session (stdio: one client per
-//!   server), the first call opens it and later calls share its state; it ends with the
-//!   server, on idle expiry, or when a call times out (later calls then say so).
+//! * Without a session every call is a fresh run. With a session, each client has its own:
+//!   stdio has one client; over HTTP a client is an MCP session (`mcp-session-id`, protocol
+//!   versions that have one), and a request without one is a fresh run. The first call opens
+//!   the client's session and later calls share its state; it ends with the client (HTTP:
+//!   `DELETE /mcp` or rmcp's idle timeout) or the server, on idle expiry, or when a call
+//!   times out (later calls then say so). At most `max_sessions` are open at once: a call
+//!   that would open one more is refused with a result that says so.
 //! * A call whose code did not succeed is a tool result with `isError: true` and the same
 //!   structured result (so the agent sees stdout, stderr and why); protocol errors are kept
 //!   for calls that are not `python` or have no string `code`.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use rmcp::model::{
@@ -29,17 +35,50 @@ pub const TOOL_NAME: &str = "python";
 /// Server name in `serverInfo`.
 pub const SERVER_NAME: &str = "Apizr interpreter";
 
-/// The MCP server of one interpreter environment.
+/// Sessions open at once over HTTP by default (each holds a process or a container).
+pub const DEFAULT_MAX_SESSIONS: usize = 16;
+
+/// The MCP server of one interpreter environment, as one client sees it.
 #[derive(Clone)]
 pub struct InterpreterHandler {
     shared: Arc<Shared>,
+    client: Arc<Client>,
 }
 
+/// What every client of the server shares.
 struct Shared {
     environment: Environment,
-    /// `Some` when calls share a session (opened by the first call).
-    session: Option<(SessionOptions, Mutex<Option<Session>>)>,
+    /// `Some` when a client's calls share a session (opened by its first call).
+    session: Option<SessionOptions>,
     tool: Tool,
+    /// Sessions open now, and the most allowed.
+    live: AtomicUsize,
+    max_sessions: usize,
+    /// Every session opened (pruned when one is added), closed when the HTTP server stops.
+    opened: Mutex<Vec<Session>>,
+}
+
+/// One client's session slot.
+struct Client {
+    session: Mutex<Option<Session>>,
+    /// HTTP: only requests of an MCP session (`mcp-session-id`) use the session.
+    http: bool,
+    shared: Arc<Shared>,
+}
+
+impl Drop for Client {
+    fn drop(&mut self) {
+        let session = self
+            .session
+            .get_mut()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .take();
+        if let Some(session) = session {
+            self.shared.live.fetch_sub(1, Ordering::SeqCst);
+            // Closing waits for the process tree or the container: off the async runtime.
+            std::thread::spawn(move || session.close());
+        }
+    }
 }
 
 impl std::fmt::Debug for InterpreterHandler {
@@ -47,20 +86,52 @@ impl std::fmt::Debug for InterpreterHandler {
         f.debug_struct("InterpreterHandler")
             .field("tier", &self.shared.environment.tier())
             .field("session", &self.shared.session.is_some())
+            .field("http", &self.client.http)
             .finish()
     }
 }
 
 impl InterpreterHandler {
-    /// Serve `environment`; with `session`, calls share one persistent session.
-    pub fn new(environment: Environment, session: Option<SessionOptions>) -> Self {
+    /// Serve `environment`; with `session`, each client's calls share one persistent
+    /// session; at most `max_sessions` at once.
+    pub fn new(
+        environment: Environment,
+        session: Option<SessionOptions>,
+        max_sessions: usize,
+    ) -> Self {
+        let shared = Arc::new(Shared {
+            tool: python_tool(&environment),
+            environment,
+            session,
+            live: AtomicUsize::new(0),
+            max_sessions,
+            opened: Mutex::new(Vec::new()),
+        });
         InterpreterHandler {
-            shared: Arc::new(Shared {
-                tool: python_tool(&environment),
-                environment,
-                session: session.map(|o| (o, Mutex::new(None))),
+            client: Arc::new(Client {
+                session: Mutex::new(None),
+                http: false,
+                shared: shared.clone(),
+            }),
+            shared,
+        }
+    }
+
+    /// A handler for one more HTTP client: the same server, an empty session slot.
+    pub fn for_http_client(&self) -> Self {
+        InterpreterHandler {
+            shared: self.shared.clone(),
+            client: Arc::new(Client {
+                session: Mutex::new(None),
+                http: true,
+                shared: self.shared.clone(),
             }),
         }
+    }
+
+    /// Sessions open now (all clients).
+    pub fn live_sessions(&self) -> usize {
+        self.shared.live.load(Ordering::SeqCst)
     }
 
     /// The `python` tool as listed.
@@ -69,18 +140,48 @@ impl InterpreterHandler {
     }
 
     /// Run `code` as one `python` call (blocking: run it off the async runtime).
-    pub fn run(&self, code: &str) -> ExecutionResult {
-        let Some((options, slot)) = &self.shared.session else {
+    /// `in_protocol_session`: the request carried an MCP session (HTTP).
+    pub fn run(&self, code: &str, in_protocol_session: bool) -> ExecutionResult {
+        let Some(options) = &self.shared.session else {
             return self.shared.environment.execute(code);
         };
-        let mut slot = slot
+        if self.client.http && !in_protocol_session {
+            return self.shared.environment.execute(code);
+        }
+        let mut slot = self
+            .client
+            .session
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         if slot.is_none() {
+            let live = &self.shared.live;
+            if live.fetch_add(1, Ordering::SeqCst) >= self.shared.max_sessions {
+                live.fetch_sub(1, Ordering::SeqCst);
+                return ExecutionResult::skipped(
+                    self.shared.environment.tier(),
+                    format!(
+                        "The session could not start: {} sessions are open (the server's limit)",
+                        self.shared.max_sessions
+                    ),
+                );
+            }
             match self.shared.environment.session(*options) {
-                Ok(s) => *slot = Some(s),
-                Err(crate::interpreter::SessionError::Refused(result)) => return *result,
+                Ok(s) => {
+                    let mut opened = self
+                        .shared
+                        .opened
+                        .lock()
+                        .unwrap_or_else(std::sync::PoisonError::into_inner);
+                    opened.retain(Session::is_live);
+                    opened.push(s.clone());
+                    *slot = Some(s);
+                }
+                Err(crate::interpreter::SessionError::Refused(result)) => {
+                    live.fetch_sub(1, Ordering::SeqCst);
+                    return *result;
+                }
                 Err(e) => {
+                    live.fetch_sub(1, Ordering::SeqCst);
                     return ExecutionResult::skipped(
                         self.shared.environment.tier(),
                         format!("The session could not start: {e}"),
@@ -164,8 +265,12 @@ impl ServerHandler for InterpreterHandler {
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
+        let in_protocol_session = context
+            .extensions
+            .get::<axum::http::request::Parts>()
+            .is_some_and(|parts| parts.headers.contains_key("mcp-session-id"));
         if request.name != TOOL_NAME {
             return Ok(error_result(&format!("Unknown tool: {}", request.name)).into());
         }
@@ -182,7 +287,7 @@ impl ServerHandler for InterpreterHandler {
             ));
         };
         let handler = self.clone();
-        let result = tokio::task::spawn_blocking(move || handler.run(&code))
+        let result = tokio::task::spawn_blocking(move || handler.run(&code, in_protocol_session))
             .await
             .map_err(|e| ErrorData::internal_error(format!("the call failed: {e}"), None))?;
         let mut out = tool_result(&result);
@@ -203,12 +308,14 @@ pub async fn serve_interpreter_stdio(handler: InterpreterHandler) -> Result<(), 
         Err(rmcp::service::ServerInitializeError::ConnectionClosed(_)) => Ok(()),
         Err(e) => Err(ServeError::McpStart(Box::new(e))),
     };
-    let session = handler.shared.session.as_ref().and_then(|(_, slot)| {
-        slot.lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .take()
-    });
+    let session = handler
+        .client
+        .session
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .take();
     if let Some(session) = session {
+        handler.shared.live.fetch_sub(1, Ordering::SeqCst);
         tokio::task::spawn_blocking(move || session.close())
             .await
             .ok();
@@ -226,4 +333,87 @@ pub fn serve_interpreter_blocking(handler: InterpreterHandler) -> Result<(), Ser
             source,
         })?;
     runtime.block_on(serve_interpreter_stdio(handler))
+}
+
+/// Serve `handler` over Streamable HTTP at `http://host:port/mcp` until SIGINT/SIGTERM. With
+/// sessions, rmcp keeps MCP sessions (`mcp-session-id`) and every one gets its own handler —
+/// its own interpreter session; a client dropped by `DELETE /mcp` or rmcp's idle timeout
+/// closes it. Open sessions are closed when the server stops.
+pub async fn run_interpreter_http(
+    handler: InterpreterHandler,
+    options: crate::serve::options::ServeOptions,
+) -> Result<(), ServeError> {
+    options.check_exposure()?;
+    let listener = tokio::net::TcpListener::bind((options.host.as_str(), options.port))
+        .await
+        .map_err(|source| ServeError::Bind {
+            address: format!("{}:{}", options.host, options.port),
+            source,
+        })?;
+    if let Ok(addr) = listener.local_addr() {
+        eprintln!("apizr: MCP interpreter listening on http://{addr}/mcp");
+    }
+    let loopback = options.host == "localhost"
+        || options
+            .host
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback());
+    let http = super::http::HttpOptions {
+        token: options.token.clone(),
+        stateful: handler.shared.session.is_some(),
+        any_host: !loopback,
+        limits: options.http,
+    };
+    let factory = {
+        let handler = handler.clone();
+        move || Ok(handler.for_http_client())
+    };
+    let router = super::http::service_router(factory, &http, false);
+    let served = crate::serve::http::serve(
+        listener,
+        router,
+        http.limits,
+        crate::serve::http::shutdown_signal(),
+    )
+    .await
+    .map_err(|source| ServeError::Server {
+        what: "mcp http server",
+        source,
+    });
+    // Every client's session ends with the server (processes, containers, workspaces).
+    let opened = std::mem::take(
+        &mut *handler
+            .shared
+            .opened
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner),
+    );
+    tokio::task::spawn_blocking(move || {
+        for session in opened {
+            session.close();
+        }
+    })
+    .await
+    .ok();
+    served
+}
+
+/// [`serve_interpreter_stdio`] or, with `options.mcp_http`, [`run_interpreter_http`], on
+/// its own tokio runtime (calls run on blocking threads).
+pub fn serve_interpreter_on(
+    handler: InterpreterHandler,
+    options: Option<crate::serve::options::ServeOptions>,
+) -> Result<(), ServeError> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|source| ServeError::Server {
+            what: "tokio",
+            source,
+        })?;
+    match options {
+        Some(options) => runtime.block_on(run_interpreter_http(handler, options)),
+        None => runtime.block_on(serve_interpreter_stdio(handler)),
+    }
 }
