@@ -19,12 +19,15 @@ use std::time::{Duration, Instant};
 use apizr_runtime::oci::Engine;
 use apizr_runtime::oci::environment::{REQUIREMENTS_LABEL, WHEELS_LABEL};
 
-use super::{EngineProxy, POLICY, Served, assert_removed, image, tmp};
+use super::{EngineProxy, Served, assert_removed, image, tmp};
 
 #[path = "../support/wheelhouse.rs"]
 mod wheelhouse;
 
 const SELECT: &str = "netcheck.checks:add,netcheck.checks:reach";
+/// The file's policy with room for a cold container on a loaded CI machine.
+const POLICY: &str = r#"{"schema_version": "apizr.execution/v2", "backend": "oci-container",
+ "resources": {"memory_bytes": 67108864}, "limits": {"wall_time_ms": 20000}}"#;
 const REQUIRED: &str = r#"["apizr-fixture-errtext>=1.0"]"#;
 /// Reused across runs while worker image and wheels are unchanged (the build checks labels).
 const TAG: &str = "apizr-test/worker-env:netcheck";
