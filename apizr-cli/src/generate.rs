@@ -202,6 +202,7 @@ fn package_source(
         files,
         requirements: input.requirements.specifiers.clone(),
         wheelhouse,
+        root: Some(args.source.clone()),
     });
     Ok((input, package))
 }

@@ -204,6 +204,8 @@ pub fn build_specs(args: &ServeArgs) -> anyhow::Result<Vec<ServeSpec>> {
             let inputs = package_source(path, args)?;
             // Under a v2 policy, the server starts only if the runtime image carries the
             // package's requirement set (`OciExecutor::check_requirements`).
+            // Readiness v2 resolves types imported from the package's other modules.
+            let index = apizr_inspect::package::PackageIndex::scan(path)?;
             return inputs
                 .into_iter()
                 .map(|input| {
@@ -214,8 +216,9 @@ pub fn build_specs(args: &ServeArgs) -> anyhow::Result<Vec<ServeSpec>> {
                         requirements,
                     });
                     let select = Some(input.selection.as_str());
+                    let index = package.as_ref().map(|_| &index);
                     let source = (input.source, SourceKind::Python, input.module);
-                    spec_of(args, source, select, package)
+                    spec_of(args, source, select, package, index)
                 })
                 .collect();
         }
@@ -241,6 +244,7 @@ pub fn build_specs(args: &ServeArgs) -> anyhow::Result<Vec<ServeSpec>> {
         (bytes, kind, module),
         args.select.as_deref(),
         None,
+        None,
     )?])
 }
 
@@ -251,6 +255,7 @@ fn spec_of(
     (bytes, kind, module): (Vec<u8>, SourceKind, String),
     select: Option<&str>,
     package: Option<PackageFiles>,
+    index: Option<&apizr_inspect::package::PackageIndex>,
 ) -> anyhow::Result<ServeSpec> {
     let selection = select.map(interface::parse_selection).transpose()?;
     let options = InspectOptions {
@@ -260,14 +265,22 @@ fn spec_of(
     // Inspection and planning recurse over the syntax tree: run them on a large stack.
     let (outcome, contracts, conditional) = on_inspect_stack(|| {
         let (outcome, parsed) =
-            apizr_inspect::inspect_bytes_parsed(&bytes, kind, &module, options)?;
+            apizr_inspect::inspect_bytes_in_index(&bytes, kind, &module, options, None, index)?;
         let planned = match (&selection, args.allow_conditional) {
             // The same rule as `generate --allow-conditional` (one implementation).
-            (Some(selection), true) => {
-                apizr_codegen::conditional::plan(&parsed, &outcome.inspection, selection)
-            }
-            _ => interface::plan_interfaces(&parsed, &outcome.inspection, selection.as_deref())
-                .map(|contracts| (contracts, None)),
+            (Some(selection), true) => apizr_codegen::conditional::plan_in_package(
+                &parsed,
+                &outcome.inspection,
+                selection,
+                index,
+            ),
+            _ => interface::plan_in_package(
+                &parsed,
+                &outcome.inspection,
+                selection.as_deref(),
+                index,
+            )
+            .map(|contracts| (contracts, None)),
         };
         let (contracts, conditional) =
             planned.map_err(|e| serve_refusal(e, args.allow_conditional))?;

@@ -73,6 +73,39 @@ fn serves_a_module_of_a_package_with_its_intra_package_imports() {
     }
 }
 
+/// Readiness v2 over a package directory: parameters typed with classes of sibling modules
+/// (`shop.models` imported at module level, `shop.extra` only under `if TYPE_CHECKING:`) are
+/// planned with their exact schemas and reach Python, in the warm pool, as instances of the
+/// module that declares them (the fixture functions raise otherwise). The module is
+/// conditional on its local imports when served alone, hence `--allow-conditional`.
+#[test]
+fn serves_classes_imported_from_sibling_modules_under_readiness_v2() {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../apizr-inspect/tests/data/input_types_pkg");
+    let args = [
+        dir.to_str().unwrap(),
+        "--select",
+        "shop.api:move,shop.api:unbox",
+        "--allow-conditional",
+        "--readiness",
+        "v2",
+        "--workers",
+        "1",
+    ];
+    let server = start(&args);
+    assert_eq!(
+        server.post("move", r#"{"p": {"x": 1, "y": 2}, "dx": 3}"#),
+        (200, r#"{"x":4,"y":2}"#.into())
+    );
+    assert_eq!(
+        server.post("unbox", r#"{"b": {"size": 3}, "pair": {"left": "ab"}}"#),
+        (200, "5".into())
+    );
+    // The other module's exact schema is enforced before any worker runs.
+    let (status, _) = server.post("move", r#"{"p": {"x": 1, "z": 2}, "dx": 3}"#);
+    assert_eq!(status, 422);
+}
+
 /// Functions of two modules in one server: each module is a source of its own (its executable,
 /// its closure and digests, its workers), so each capability runs in its own module — `whoami`
 /// and `whoareyou` have the same body and answer with their own module's name, and only

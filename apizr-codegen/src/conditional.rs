@@ -11,6 +11,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use apizr_inspect::ParsedModule;
 use apizr_inspect::interface::{self, PlanError, bindable};
+use apizr_inspect::package::PackageIndex;
 use apizr_ir::interface::InvocationContract;
 use apizr_ir::{Assessment, Inspection, Value};
 
@@ -22,6 +23,17 @@ pub fn plan(
     parsed: &ParsedModule,
     inspection: &Inspection,
     selection: &[String],
+) -> Result<(Vec<InvocationContract>, Option<Value>), PlanError> {
+    plan_in_package(parsed, inspection, selection, None)
+}
+
+/// [`plan`] for a module of the package directory `index` (types imported from its other
+/// modules are lowered as readiness v2 resolved them).
+pub fn plan_in_package(
+    parsed: &ParsedModule,
+    inspection: &Inspection,
+    selection: &[String],
+    index: Option<&PackageIndex>,
 ) -> Result<(Vec<InvocationContract>, Option<Value>), PlanError> {
     let assessments = &inspection.readiness.assessments;
     let mut ids = BTreeSet::new();
@@ -39,10 +51,10 @@ pub fn plan(
         .filter(|a| ids.contains(a.capability_id.as_str()))
         .collect();
     if chosen.is_empty() || !chosen.iter().all(|a| bindable(a, true)) {
-        let contracts = interface::plan_interfaces(parsed, inspection, Some(selection))?;
+        let contracts = interface::plan_in_package(parsed, inspection, Some(selection), index)?;
         return Ok((contracts, None));
     }
-    let contracts = interface::contracts_for(parsed, inspection, &chosen)?;
+    let contracts = interface::contracts_in_package(parsed, inspection, &chosen, index)?;
     let conditional: BTreeMap<String, Value> = chosen
         .iter()
         .filter(|a| !a.can_generate_interface)

@@ -27,7 +27,13 @@ pub fn generate(request: &Request) -> Result<Generated, GenerateError> {
 
 fn generate_here(request: &Request) -> Result<Generated, GenerateError> {
     let (policy, oci) = parse_policy(request)?;
-    let (outcome, parsed) = apizr_inspect::inspect_bytes_parsed(
+    // A module of a package directory: types imported from its other modules resolve.
+    let index = match request.package.as_ref().and_then(|p| p.root.as_deref()) {
+        Some(root) => Some(apizr_inspect::package::PackageIndex::scan(root).map_err(input)?),
+        None => None,
+    };
+    let index = index.as_ref();
+    let (outcome, parsed) = apizr_inspect::inspect_bytes_in_index(
         &request.source,
         request.kind,
         &request.module,
@@ -35,6 +41,8 @@ fn generate_here(request: &Request) -> Result<Generated, GenerateError> {
             readiness: request.readiness,
             ..InspectOptions::default()
         },
+        None,
+        index,
     )
     .map_err(input)?;
     let selection = match &request.selection {
@@ -43,10 +51,12 @@ fn generate_here(request: &Request) -> Result<Generated, GenerateError> {
     };
     let inspection = outcome.inspection;
     let (contracts, conditional) = match (&selection, request.allow_conditional) {
-        (Some(selection), true) => conditional::plan(&parsed, &inspection, selection)?,
+        (Some(selection), true) => {
+            conditional::plan_in_package(&parsed, &inspection, selection, index)?
+        }
         (None, true) => return Err(input("--allow-conditional requires --select")),
         (_, false) => (
-            interface::plan_interfaces(&parsed, &inspection, selection.as_deref())?,
+            interface::plan_in_package(&parsed, &inspection, selection.as_deref(), index)?,
             None,
         ),
     };

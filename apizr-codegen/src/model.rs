@@ -84,6 +84,9 @@ pub struct ServedPackage {
     /// `--wheelhouse DIR`: wheel file name → bytes; the image installs from them only
     /// (`pip install --no-index --find-links`).
     pub wheelhouse: BTreeMap<String, Vec<u8>>,
+    /// The package directory: readiness v2 resolves types imported from its other modules
+    /// ([`apizr_inspect::readiness::imported`]). Never written into the project.
+    pub root: Option<std::path::PathBuf>,
 }
 
 /// The rendered project and the stdout summary line.

@@ -113,6 +113,20 @@ pub fn inspect_bytes_in_package(
     options: InspectOptions,
     package: Option<&readiness::v2::package::PackageContext>,
 ) -> Result<(Outcome, ParsedModule), InspectError> {
+    inspect_bytes_in_index(bytes, kind, module, options, package, None)
+}
+
+/// [`inspect_bytes_in_package`]; under readiness v2, names the module imports from the other
+/// modules of `index` (or of the package context's index) may be input types
+/// ([`readiness::imported`]). `serve DIR` and `generate DIR` inspect a module this way.
+pub fn inspect_bytes_in_index(
+    bytes: &[u8],
+    kind: SourceKind,
+    module: &str,
+    options: InspectOptions,
+    package: Option<&readiness::v2::package::PackageContext>,
+    index: Option<&package::PackageIndex>,
+) -> Result<(Outcome, ParsedModule), InspectError> {
     let module = source::validate_module_name(module)?;
     if bytes.len() as u64 > source::MAX_SOURCE_BYTES {
         return Err(InspectError::TooLarge {
@@ -156,13 +170,14 @@ pub fn inspect_bytes_in_package(
     }
     reject_duplicate_parameters(&ir)?;
     let ir_digest = Digest::sha256(&ir.canonical_bytes()?);
-    let (readiness, package_outcome) = readiness::assess_in_package(
+    let (readiness, package_outcome) = readiness::assess_in_index(
         &parsed,
         &facts,
         &ir,
         ir_digest.clone(),
         options.readiness,
         package,
+        index,
     );
     if let Some(error) = parsed.take_unparse_error() {
         return Err(error.into());
@@ -174,7 +189,7 @@ pub fn inspect_bytes_in_package(
             digest: &readiness_digest,
             cells: &cells,
         };
-        explain::explain_in_package(&parsed, &facts, &ir, report, package)
+        explain::explain_in_index(&parsed, &facts, &ir, report, package, index)
     });
     drop(facts);
     debug_assert_eq!(ir.schema_version, CAPABILITY_SCHEMA);

@@ -8,22 +8,35 @@
 
 use std::fmt::Write as _;
 
-use apizr_inspect::interface::contracts_for;
-use apizr_inspect::{InspectOptions, inspect_bytes_parsed};
+use apizr_inspect::interface::contracts_in_package;
+use apizr_inspect::package::PackageIndex;
+use apizr_inspect::project::{ProjectOptions, inspect_dir};
+use apizr_inspect::{InspectOptions, inspect_bytes_in_index};
 use apizr_ir::interface::type_schema;
-use apizr_ir::{ReadinessPolicy, SourceKind};
+use apizr_ir::{ReadinessPolicy, ReadinessState, SourceKind};
 
 const DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/input_types");
 
 fn summary(file: &str, policy: ReadinessPolicy) -> String {
-    let bytes = std::fs::read(format!("{DIR}/{file}")).unwrap();
+    summary_in(&format!("{DIR}/{file}"), "shapes", policy, None)
+}
+
+/// The summary of module `module` (file `path`), inspected as `serve DIR`/`generate DIR` do
+/// when `index` is the package directory's.
+fn summary_in(
+    path: &str,
+    module: &str,
+    policy: ReadinessPolicy,
+    index: Option<&PackageIndex>,
+) -> String {
+    let bytes = std::fs::read(path).unwrap();
     let options = InspectOptions {
         explain: true,
         readiness: policy,
         ..InspectOptions::default()
     };
     let (outcome, parsed) = apizr_inspect::on_inspect_stack(|| {
-        inspect_bytes_parsed(&bytes, SourceKind::Python, "shapes", options)
+        inspect_bytes_in_index(&bytes, SourceKind::Python, module, options, None, index)
     })
     .unwrap()
     .unwrap();
@@ -47,8 +60,11 @@ fn summary(file: &str, policy: ReadinessPolicy) -> String {
             reasons.join(" ")
         )
         .unwrap();
-        if a.can_generate_interface {
-            let contract = contracts_for(&parsed, &outcome.inspection, &[a]).unwrap();
+        // Conditional ones too: a module of a package is conditional on its local imports
+        // when assessed alone (`serve DIR --allow-conditional` serves it).
+        let conditional = index.is_some() && a.state == ReadinessState::Conditional;
+        if a.can_generate_interface || conditional {
+            let contract = contracts_in_package(&parsed, &outcome.inspection, &[a], index).unwrap();
             let contract = &contract[0];
             writeln!(
                 out,
@@ -110,8 +126,18 @@ fn classes_are_exact_json_types_under_v2_and_stay_refused_under_v1() {
 fn unprovable_classes_keep_ready_013_naming_the_parameter_and_why() {
     let v2 = summary("refused.py", ReadinessPolicy::V2);
     for (param, why) in [
-        ("a", "enum member `A` must have a JSON scalar literal value"),
-        ("d", "dataclass base classes are unsupported"),
+        // `auto()` in a `(str, Enum)` mixin: its value is not fixed by the stdlib rule.
+        (
+            "a",
+            "enum member `A`: this `auto()` value is not fixed statically",
+        ),
+        (
+            "d",
+            "dataclass base classes other than a dataclass of the module are unsupported",
+        ),
+        // Inherited fields that would make class creation raise, or a frozen mismatch.
+        ("l", "field `w` has no default but follows a field with one"),
+        ("t", "base class `Ice`: both must be `frozen` alike"),
         ("h", "field `secret`: `field(init=...)` is unsupported"),
         ("o", "field `payload` does not have a precise JSON type"),
         // An alias bound twice is not an alias (v1's reason stays).
@@ -126,4 +152,241 @@ fn unprovable_classes_keep_ready_013_naming_the_parameter_and_why() {
     // An alias of a non-JSON type gives the parameter the alias value's reason (READY-012).
     assert!(v2.contains("APIZR-READY-012(b)"), "{v2}");
     insta::assert_snapshot!("input_types_refused", v2);
+}
+
+const PACKAGE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/input_types_pkg");
+
+/// Per function of `module`: (state, reason codes) from `inspect DIR`'s package-aware verdict.
+fn package_verdicts(module: &str, policy: ReadinessPolicy) -> Vec<(String, String, String)> {
+    let options = ProjectOptions {
+        inspect: InspectOptions {
+            readiness: policy,
+            ..InspectOptions::default()
+        },
+        threads: Some(2),
+        keep_envelopes: true,
+    };
+    let project = inspect_dir(std::path::Path::new(PACKAGE), &options).unwrap();
+    let entry = project
+        .modules
+        .iter()
+        .find(|e| e.module.as_deref() == Some(module))
+        .unwrap();
+    let report = entry.result.as_ref().unwrap();
+    let envelope: serde_json::Value = serde_json::from_slice(&report.envelope).unwrap();
+    let mut out = Vec::new();
+    for a in envelope["readiness"]["assessments"].as_array().unwrap() {
+        let codes: Vec<String> = ["inputs", "outputs", "execution"]
+            .iter()
+            .flat_map(|d| a["dimensions"][d]["reasons"].as_array().unwrap())
+            .map(|r| {
+                format!(
+                    "{}({})",
+                    r["code"].as_str().unwrap(),
+                    r["parameter"].as_str().unwrap_or("-")
+                )
+            })
+            .collect();
+        out.push((
+            a["source"]["symbol"].as_str().unwrap().to_string(),
+            a["state"].as_str().unwrap().to_string(),
+            codes.join(" "),
+        ));
+    }
+    out
+}
+
+#[test]
+fn classes_imported_from_sibling_modules_are_exact_json_types_under_v2() {
+    // `inspect DIR --readiness v2`: the package-aware verdict. Every function of `shop.api`
+    // is ready: its parameters name a dataclass, an Enum, a NamedTuple and an alias of
+    // `shop.models`/`shop.kinds` (imported at module level), and a frozen dataclass of
+    // `shop.extra` imported only under `if TYPE_CHECKING:` (the worker imports `shop.extra`,
+    // which is proved harmless like an import in a function body).
+    for (symbol, state, codes) in package_verdicts("shop.api", ReadinessPolicy::V2) {
+        assert_eq!((state.as_str(), codes.as_str()), ("ready", ""), "{symbol}");
+    }
+    // v1 over the same tree is unchanged: the class parameters stay READY-013.
+    let v1 = package_verdicts("shop.api", ReadinessPolicy::V1);
+    assert!(
+        v1.iter()
+            .any(|(s, _, c)| s == "move" && c.contains("APIZR-READY-013(p)")),
+        "{v1:?}"
+    );
+
+    // `serve DIR`/`generate DIR`: the module assessed alone (its local imports make it
+    // conditional) with the package index: the same exact schemas, and the class keeps its
+    // real module, which the worker imports to build the instance.
+    let index = PackageIndex::scan(std::path::Path::new(PACKAGE)).unwrap();
+    let api = format!("{PACKAGE}/shop/api.py");
+    let served = summary_in(&api, "shop.api", ReadinessPolicy::V2, Some(&index));
+    assert!(!served.contains("READY-013"), "{served}");
+    let point = r#"{"additionalProperties":false,"properties":{"x":{"type":"integer"},"y":{"type":"integer"}},"required":["x"],"type":"object"}"#;
+    assert!(served.contains(&format!("returns {point}")), "{served}");
+    assert!(
+        served.contains(&format!(r#""ps":{{"items":{point},"type":"array"}}"#)),
+        "{served}"
+    );
+    let color = r#"{"anyOf":[{"const":"red","type":"string"},{"const":"green","type":"string"}]}"#;
+    assert!(served.contains(&format!(r#""c":{color}"#)), "{served}");
+    let bytes = std::fs::read(&api).unwrap();
+    let options = InspectOptions {
+        readiness: ReadinessPolicy::V2,
+        ..InspectOptions::default()
+    };
+    let contracts = apizr_inspect::on_inspect_stack(|| {
+        let (outcome, parsed) = inspect_bytes_in_index(
+            &bytes,
+            SourceKind::Python,
+            "shop.api",
+            options,
+            None,
+            Some(&index),
+        )
+        .unwrap();
+        let all: Vec<_> = outcome.inspection.readiness.assessments.iter().collect();
+        contracts_in_package(&parsed, &outcome.inspection, &all, Some(&index)).unwrap()
+    })
+    .unwrap();
+    let unbox = contracts.iter().find(|c| c.name == "unbox").unwrap();
+    let modules: Vec<(String, String)> = unbox
+        .parameters
+        .iter()
+        .map(|p| {
+            let python = p.type_spec.python.as_ref().unwrap();
+            (python.module.clone(), python.name.clone())
+        })
+        .collect();
+    assert_eq!(
+        modules,
+        [
+            ("shop.extra".to_string(), "Box".to_string()),
+            ("shop.models".to_string(), "Pair".to_string())
+        ]
+    );
+    // A single file (no package index) stays as today.
+    let alone = summary_in(&api, "shop.api", ReadinessPolicy::V2, None);
+    assert!(alone.contains("APIZR-READY-013(p)"), "{alone}");
+}
+
+#[test]
+fn imported_classes_that_cannot_be_proved_keep_ready_013_naming_the_parameter_and_why() {
+    let verdicts = package_verdicts("shop.refused", ReadinessPolicy::V2);
+    for param in ["h", "l", "r"] {
+        assert!(
+            verdicts
+                .iter()
+                .any(|(_, _, c)| c.contains(&format!("APIZR-READY-013({param})"))),
+            "{param}: {verdicts:?}"
+        );
+    }
+    // A class imported only under `if TYPE_CHECKING:` from a module whose top level is not
+    // proved (`shop.noisy` prints at import): the worker would import it to build the
+    // argument, so the import is judged as one that runs (READY-015), never excused.
+    let (_, state, codes) = verdicts.iter().find(|(s, _, _)| s == "noisy").unwrap();
+    assert_ne!(state, "ready");
+    assert!(codes.contains("APIZR-READY-015(-)"), "{codes}");
+    let index = PackageIndex::scan(std::path::Path::new(PACKAGE)).unwrap();
+    let path = format!("{PACKAGE}/shop/refused.py");
+    let served = summary_in(&path, "shop.refused", ReadinessPolicy::V2, Some(&index));
+    for why in [
+        // A field without a JSON type, in the other module.
+        "`Holder` of `shop.models`: field `payload` does not have a precise JSON type",
+        // A cycle of type imports (`shop.cycle` reads `Ring2` back from this module).
+        "`Ring` of `shop.cycle`: field `next` does not have a precise JSON type",
+    ] {
+        assert!(served.contains(why), "{why}: {served}");
+    }
+    // A plain class is no input type: v1's reason (a name bound by an import) stays.
+    assert!(served.contains("APIZR-READY-013(l)"), "{served}");
+}
+
+#[test]
+fn auto_values_are_the_ones_cpython_gives_where_the_stdlib_fixes_them() {
+    let v2 = summary("auto.py", ReadinessPolicy::V2);
+    let level = r#""level":{"anyOf":[{"const":1,"type":"integer"},{"const":5,"type":"integer"},{"const":6,"type":"integer"}]}"#;
+    let mode = r#""mode":{"anyOf":[{"const":"fast","type":"string"},{"const":"slow_path","type":"string"}]}"#;
+    let plain = r#""plain":{"anyOf":[{"const":1,"type":"integer"},{"const":2,"type":"integer"}]}"#;
+    for schema in [level, mode, plain] {
+        assert!(v2.contains(schema), "{schema}: {v2}");
+    }
+    // The worker's CPython agrees (each enum's member values, in definition order).
+    let script = "import runpy,sys\nns=runpy.run_path(sys.argv[1])\n\
+                  print([[m.value for m in ns[c]] for c in ('Level','Mode','Plain')])";
+    let out = std::process::Command::new("python3")
+        .args(["-c", script, &format!("{DIR}/auto.py")])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(
+        String::from_utf8(out.stdout).unwrap().trim(),
+        "[[1, 5, 6], ['fast', 'slow_path'], [1, 2]]"
+    );
+    // Not fixed statically: a `(str, Enum)` mixin, and a last value below an earlier one
+    // (3.11 adds one to the last value, 3.12 to the largest).
+    for (param, member) in [("m", "A"), ("d", "C")] {
+        assert!(
+            v2.contains(&format!("APIZR-READY-013({param})")),
+            "{param}: {v2}"
+        );
+        let why = format!("enum member `{member}`: this `auto()` value is not fixed statically");
+        assert!(v2.contains(&why), "{why}: {v2}");
+    }
+}
+
+#[test]
+fn dataclasses_inherit_the_fields_of_a_proved_dataclass_base_in_cpythons_order() {
+    let v2 = summary("inherit.py", ReadinessPolicy::V2);
+    let derived = r#""d":{"additionalProperties":false,"properties":{"label":{"type":"string"},"x":{"type":"integer"},"z":{"type":"number"}},"required":["x"],"type":"object"}"#;
+    let frozen = r#""f":{"additionalProperties":false,"properties":{"x":{"type":"integer"},"y":{"type":"integer"}},"required":["x"],"type":"object"}"#;
+    for schema in [derived, frozen] {
+        assert!(v2.contains(schema), "{schema}: {v2}");
+    }
+    // The fields CPython's dataclass machinery gives, in order, with whether each is
+    // required: the same as the lowered objects'.
+    let script = "import dataclasses as d,runpy,sys\nns=runpy.run_path(sys.argv[1])\n\
+                  print([[(f.name, f.default is d.MISSING and f.default_factory is d.MISSING) \
+                  for f in d.fields(ns[c])] for c in ('Derived','FrozenToo')])";
+    let out = std::process::Command::new("python3")
+        .args(["-c", script, &format!("{DIR}/inherit.py")])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let python = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(
+        python.trim(),
+        "[[('x', True), ('label', False), ('z', False)], [('x', True), ('y', False)]]"
+    );
+    let options = InspectOptions {
+        readiness: ReadinessPolicy::V2,
+        ..InspectOptions::default()
+    };
+    let bytes = std::fs::read(format!("{DIR}/inherit.py")).unwrap();
+    let fields = apizr_inspect::on_inspect_stack(|| {
+        let (outcome, parsed) =
+            inspect_bytes_in_index(&bytes, SourceKind::Python, "inherit", options, None, None)
+                .unwrap();
+        let all: Vec<_> = outcome.inspection.readiness.assessments.iter().collect();
+        let contracts = contracts_in_package(&parsed, &outcome.inspection, &all, None).unwrap();
+        contracts[0]
+            .parameters
+            .iter()
+            .map(|p| {
+                let fields = p.type_spec.fields.as_ref().unwrap();
+                let listed: Vec<String> = fields
+                    .iter()
+                    .map(|f| {
+                        format!(
+                            "('{}', {})",
+                            f.name,
+                            if f.required { "True" } else { "False" }
+                        )
+                    })
+                    .collect();
+                format!("[{}]", listed.join(", "))
+            })
+            .collect::<Vec<_>>()
+    })
+    .unwrap();
+    assert_eq!(format!("[{}]", fields.join(", ")), python.trim());
 }

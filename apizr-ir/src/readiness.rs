@@ -289,7 +289,8 @@ pub struct TypeSpec {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct PythonClass {
     pub kind: PythonClassKind,
-    /// The dotted module that defines it (the capability's own module).
+    /// The dotted module that defines it (the capability's own module, or under readiness v2
+    /// over a package directory another module of the package).
     pub module: String,
     /// The class's name in that module's namespace.
     pub name: String,

@@ -517,12 +517,21 @@ def _convert(value, spec):
 # --- Classes of the module (readiness v2 TypeSpecs with a "python" member) -------------------
 # A "literal" with {"python": {"kind": "enum", ...}} is an Enum: the member is looked up by
 # the value (C(value)). An "object" with kind "dataclass"/"named_tuple" is built from its
-# converted fields as keyword arguments (C(**fields)). The class is read from the loaded
-# module's namespace; anything else there than a class is a binding failure.
+# converted fields as keyword arguments (C(**fields)). The class is read from its module's
+# namespace; anything else there than a class is a binding failure. The module is the served
+# one or one of its package; one that only `if TYPE_CHECKING:` imported is not loaded yet and
+# is imported here (readiness v2 judged that import as a call-time import).
 
 
 def _class_of(python):
     module = sys.modules.get(python["module"])
+    if module is None:
+        try:
+            __import__(python["module"])
+        except BaseException:
+            _print_exception()
+            raise _Fail("binding_failed")
+        module = sys.modules.get(python["module"])
     cls = None if module is None else module.__dict__.get(python["name"])
     if not isinstance(cls, type):
         raise _Fail("binding_failed")

@@ -149,3 +149,109 @@ fn enum_dataclass_namedtuple_and_literal_arguments_reach_python_as_instances() {
     assert_eq!(outcome.status, Status::Success, "{outcome:?}");
     assert_eq!(outcome.value.canonical_string().unwrap(), expected);
 }
+
+/// The package fixture of the inspector's tests: `shop.api` takes classes of `shop.models`,
+/// an alias of `shop.kinds` and (only under `if TYPE_CHECKING:`) a class of `shop.extra`.
+const PACKAGE: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../apizr-inspect/tests/data/input_types_pkg"
+);
+
+/// Classes imported from sibling modules (readiness v2 over a package directory): a real,
+/// sandboxed worker per call gets instances of the class of the module that declares it
+/// (`shop.extra` is imported by the worker itself: `shop.api` imports it only for type
+/// checkers); the fixture functions raise unless they get them.
+#[test]
+fn classes_of_sibling_modules_reach_python_as_instances_of_their_own_module() {
+    use apizr_inspect::package::PackageIndex;
+    let index = PackageIndex::scan(std::path::Path::new(PACKAGE)).unwrap();
+    let source = std::fs::read(format!("{PACKAGE}/shop/api.py")).unwrap();
+    let contracts = on_inspect_stack(|| {
+        let options = InspectOptions {
+            readiness: ReadinessPolicy::V2,
+            ..InspectOptions::default()
+        };
+        let (outcome, parsed) = apizr_inspect::inspect_bytes_in_index(
+            &source,
+            SourceKind::Python,
+            "shop.api",
+            options,
+            None,
+            Some(&index),
+        )
+        .unwrap();
+        let all: Vec<_> = outcome.inspection.readiness.assessments.iter().collect();
+        interface::contracts_in_package(&parsed, &outcome.inspection, &all, Some(&index)).unwrap()
+    })
+    .unwrap();
+    // The files a bundle of `shop.api` carries: its import closure (as `serve DIR` ships it).
+    let files = index
+        .closure(&["shop.api"], true)
+        .unwrap()
+        .into_iter()
+        .map(|module| {
+            let path = index.module_path(&module).unwrap();
+            let key = match index.is_package(&module) {
+                true => format!("{}/__init__.py", module.replace('.', "/")),
+                false => format!("{}.py", module.replace('.', "/")),
+            };
+            (key, std::fs::read(index.root().join(path)).unwrap())
+        })
+        .collect();
+    let executable = Executable::new(source.clone()).with_package(apizr_runtime::PackageFiles {
+        files,
+        ..Default::default()
+    });
+    let root = common::temp_root("input-types-package");
+    let config = apizr_runtime::RuntimeConfig {
+        launcher: apizr_runtime::LauncherLocation::Binary(
+            env!("CARGO_BIN_EXE_apizr-launch").into(),
+        ),
+        temp_root: root.to_path_buf(),
+        ..apizr_runtime::RuntimeConfig::default()
+    };
+    let governed = AnyExecutor::local(Default::default(), config);
+    for (function, arguments, expected) in [
+        (
+            "move",
+            r#"{"p": {"x": 1, "y": 2}, "dx": 3}"#,
+            r#"{"x":4,"y":2}"#,
+        ),
+        (
+            "paint",
+            r#"{"t": {"point": {"x": 1}, "color": "red"}, "c": "green"}"#,
+            r#""1,0:red/green""#,
+        ),
+        ("total", r#"{"ps": [{"x": 1, "y": 1}, {"x": 2}]}"#, "4"),
+        (
+            "unbox",
+            r#"{"b": {"size": 3}, "pair": {"left": "ab"}}"#,
+            "5",
+        ),
+    ] {
+        let contract = contracts.iter().find(|c| c.name == function).unwrap();
+        let call = Call::from_json(
+            contract,
+            executable.clone(),
+            "shop.api",
+            arguments.as_bytes(),
+        )
+        .unwrap();
+        let outcome = governed.execute(&call);
+        assert_eq!(outcome.status, Status::Success, "{function}: {outcome:?}");
+        assert_eq!(
+            outcome.value.canonical_string().unwrap(),
+            expected,
+            "{function}"
+        );
+    }
+    // Validated in Rust against the other module's exact schema: an unknown Color value.
+    let contract = contracts.iter().find(|c| c.name == "paint").unwrap();
+    let refused = Call::from_json(
+        contract,
+        executable,
+        "shop.api",
+        br#"{"t": {"point": {"x": 1}, "color": "blue"}, "c": "red"}"#,
+    );
+    assert!(refused.is_err());
+}

@@ -141,6 +141,19 @@ pub fn explain_in_package<'a>(
     report: Report,
     package: Option<&'a crate::readiness::v2::package::PackageContext<'a>>,
 ) -> Explanation {
+    explain_in_index(parsed, facts, ir, report, package, None)
+}
+
+/// [`explain_in_package`] with the index types are imported from (see
+/// [`crate::readiness::imported`]).
+pub fn explain_in_index<'a>(
+    parsed: &'a ParsedModule,
+    facts: &'a ModuleFacts<'a>,
+    ir: &'a CapabilityIr,
+    report: Report,
+    package: Option<&'a crate::readiness::v2::package::PackageContext<'a>>,
+    index: Option<&'a crate::package::PackageIndex>,
+) -> Explanation {
     let Report {
         readiness: report,
         digest: readiness_digest,
@@ -151,7 +164,7 @@ pub fn explain_in_package<'a>(
     } else {
         apizr_ir::ReadinessPolicy::V1
     };
-    let rules = ModuleRules::with_package(parsed, facts, ir, policy, package);
+    let rules = ModuleRules::with_index(parsed, facts, ir, policy, package, index);
     let module = Module {
         parsed,
         facts,

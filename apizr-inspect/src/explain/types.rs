@@ -110,8 +110,9 @@ pub fn type_fix(
         },
         TypeCause::RefusedTypedDict => typeddict_fix(module, &text),
         TypeCause::RefusedClass => format!(
-            "make `{text}` an Enum whose members have literal values, or a dataclass or \
-             NamedTuple without base classes whose fields have JSON types"
+            "make `{text}` an Enum whose members have literal values, or a dataclass (without \
+             base classes, or with one proved dataclass of the module) or NamedTuple whose \
+             fields have JSON types"
         ),
     }
 }

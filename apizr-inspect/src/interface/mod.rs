@@ -18,6 +18,7 @@ use apizr_ir::{Assessment, Inspection};
 
 use crate::facts::ModuleFacts;
 use crate::module::ParsedModule;
+use crate::package::PackageIndex;
 use crate::readiness::{classes, typeddict};
 use apizr_ir::ReadinessPolicy;
 
@@ -41,11 +42,33 @@ pub fn contracts_for(
     inspection: &Inspection,
     chosen: &[&Assessment],
 ) -> Result<Vec<InvocationContract>, PlanError> {
+    contracts_in_package(parsed, inspection, chosen, None)
+}
+
+/// [`plan_interfaces`] for a module of the package directory `index` (types imported from its
+/// other modules are resolved as readiness resolved them).
+pub fn plan_in_package(
+    parsed: &ParsedModule,
+    inspection: &Inspection,
+    selection: Option<&[String]>,
+    index: Option<&PackageIndex>,
+) -> Result<Vec<InvocationContract>, PlanError> {
+    let chosen = select::select(inspection, selection)?;
+    contracts_in_package(parsed, inspection, &chosen, index)
+}
+
+/// [`contracts_for`] for a module of the package directory `index`.
+pub fn contracts_in_package(
+    parsed: &ParsedModule,
+    inspection: &Inspection,
+    chosen: &[&Assessment],
+    index: Option<&PackageIndex>,
+) -> Result<Vec<InvocationContract>, PlanError> {
     let facts = ModuleFacts::collect(parsed);
     let typed_dicts = typeddict::prove_all(parsed, &facts);
     // The contract lowers exactly what readiness classified: classes only under v2.
     let classes = if inspection.readiness.policy_version == ReadinessPolicy::V2.schema() {
-        classes::prove_all(parsed, &facts, &typed_dicts)
+        classes::prove_in_package(parsed, &facts, &typed_dicts, index)
     } else {
         classes::V2Types::default()
     };

@@ -69,7 +69,7 @@ fn is_type_expression(value: &Expr) -> bool {
 }
 
 /// Directly in the body of a direct `if TYPE_CHECKING:` (typing's, imported once).
-fn in_type_checking(facts: &ModuleFacts, statement: &Statement) -> bool {
+pub fn in_type_checking(facts: &ModuleFacts, statement: &Statement) -> bool {
     let Some(parent) = statement.parent else {
         return false;
     };

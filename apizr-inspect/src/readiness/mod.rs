@@ -24,6 +24,7 @@ pub mod assemble;
 pub mod bindings;
 pub mod classes;
 pub mod evidence;
+pub mod imported;
 pub mod imports;
 pub mod init;
 pub mod inputs;
@@ -86,7 +87,21 @@ pub fn assess_in_package<'a>(
     policy: ReadinessPolicy,
     package: Option<&'a v2::package::PackageContext<'a>>,
 ) -> (ReadinessReport, Option<v2::package::PackageOutcome>) {
-    let rules = ModuleRules::with_package(parsed, facts, ir, policy, package);
+    assess_in_index(parsed, facts, ir, ir_digest, policy, package, None)
+}
+
+/// [`assess_in_package`]; names imported from the modules of `index` may be input types
+/// ([`imported`]).
+pub fn assess_in_index<'a>(
+    parsed: &'a ParsedModule,
+    facts: &'a ModuleFacts<'a>,
+    ir: &CapabilityIr,
+    ir_digest: Digest,
+    policy: ReadinessPolicy,
+    package: Option<&'a v2::package::PackageContext<'a>>,
+    index: Option<&'a crate::package::PackageIndex>,
+) -> (ReadinessReport, Option<v2::package::PackageOutcome>) {
+    let rules = ModuleRules::with_index(parsed, facts, ir, policy, package, index);
     let mut assessments: Vec<_> = ir
         .capabilities
         .iter()
@@ -165,14 +180,33 @@ impl<'a> ModuleRules<'a> {
         policy: ReadinessPolicy,
         package: Option<&'a v2::package::PackageContext<'a>>,
     ) -> Self {
-        let package = match (policy, package) {
-            (ReadinessPolicy::V2, Some(ctx)) => Some(v2::package::ModulePackage::new(ctx, parsed)),
-            _ => None,
-        };
+        Self::with_index(parsed, facts, ir, policy, package, None)
+    }
+
+    /// [`Self::with_package`]; under v2, names imported from the modules of `index` (or of
+    /// the package context's index) may be input types ([`imported`]).
+    pub fn with_index(
+        parsed: &'a ParsedModule,
+        facts: &'a ModuleFacts<'a>,
+        ir: &'a CapabilityIr,
+        policy: ReadinessPolicy,
+        package: Option<&'a v2::package::PackageContext<'a>>,
+        index: Option<&'a crate::package::PackageIndex>,
+    ) -> Self {
         let typed_dicts = typeddict::prove_all(parsed, facts);
         let classes = match policy {
             ReadinessPolicy::V1 => classes::V2Types::default(),
-            ReadinessPolicy::V2 => classes::prove_all(parsed, facts, &typed_dicts),
+            ReadinessPolicy::V2 => {
+                let index = index.or(package.map(|p| p.index));
+                classes::prove_in_package(parsed, facts, &typed_dicts, index)
+            }
+        };
+        let package = match (policy, package) {
+            (ReadinessPolicy::V2, Some(ctx)) => Some(
+                v2::package::ModulePackage::new(ctx, parsed)
+                    .with_worker_imports(classes.worker_imports.clone()),
+            ),
+            _ => None,
         };
         let namespace = bindings::namespace_findings(parsed, facts);
         let exempt = exempt_statements(facts, ir, &typed_dicts);
@@ -191,6 +225,8 @@ impl<'a> ModuleRules<'a> {
             let proved = v2::prove(&init, &risky, package.as_ref());
             risky = proved.risky;
             excused_imports = proved.excused_imports;
+            // The worker runs these imports to build arguments (see `imported`).
+            excused_imports.retain(|r| !classes.worker_imports.contains(r));
             exports = proved.exports;
         }
         let mut shared: Vec<Finding> = risky

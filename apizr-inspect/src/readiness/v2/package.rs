@@ -96,6 +96,9 @@ pub struct ModulePackage<'c> {
     pub ctx: &'c PackageContext<'c>,
     pub module: &'c str,
     imports: Vec<ResolvedImport>,
+    /// Statements under `if TYPE_CHECKING:` the worker runs to build arguments
+    /// ([`crate::readiness::classes::V2Types::worker_imports`]): judged as call-time imports.
+    worker_imports: HashSet<TextRange>,
     /// See [`PackageOutcome::assumed`] and [`PackageOutcome::missing`].
     assumed: RefCell<BTreeSet<String>>,
     missing: RefCell<BTreeSet<String>>,
@@ -107,8 +110,17 @@ impl<'c> ModulePackage<'c> {
             ctx,
             module: &parsed.module,
             imports: ctx.index.imports_in(parsed),
+            worker_imports: HashSet::new(),
             assumed: RefCell::default(),
             missing: RefCell::default(),
+        }
+    }
+
+    /// The statements the worker runs although they sit under `if TYPE_CHECKING:`.
+    pub fn with_worker_imports(self, worker_imports: HashSet<TextRange>) -> Self {
+        ModulePackage {
+            worker_imports,
+            ..self
         }
     }
 
@@ -205,11 +217,13 @@ impl<'c> ModulePackage<'c> {
 
     fn one(&self, import: &ResolvedImport) -> Verdict {
         // An import the index files under `if TYPE_CHECKING:` (by its spelling) reaches this
-        // verdict only when the prover did not excuse it (that `TYPE_CHECKING` is not
-        // typing's): it runs, and the import graph, which left it out, says nothing of what a
-        // local one runs.
+        // verdict only when the prover did not excuse it: either that `TYPE_CHECKING` is not
+        // typing's (it runs, and the import graph, which left it out, says nothing of what a
+        // local one runs), or the worker imports its module to build an argument
+        // (`worker_imports`), which is judged below as a call-time import.
         if import.time == ImportTime::TypeChecking
             && matches!(import.target, ImportTarget::Local(_))
+            && !self.worker_imports.contains(&import.statement)
         {
             return Verdict::Refuse(ImportProblem::LocalUnproved);
         }

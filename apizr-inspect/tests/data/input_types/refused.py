@@ -8,11 +8,10 @@ Twice = int
 Twice = str
 
 
-class Auto(Enum):
+class Auto(str, Enum):
     A = auto()
 
 
-@dataclass
 class Base:
     x: int
 
@@ -20,6 +19,27 @@ class Base:
 @dataclass
 class Derived(Base):
     y: int
+
+
+@dataclass
+class Root:
+    x: int
+    label: str = "r"
+
+
+@dataclass
+class Late(Root):
+    w: int
+
+
+@dataclass(frozen=True)
+class Ice:
+    x: int
+
+
+@dataclass
+class Thawed(Ice):
+    y: int = 1
 
 
 @dataclass
@@ -37,6 +57,10 @@ def uses_auto(a: Auto) -> int:
 
 
 def uses_derived(d: Derived) -> int:
+    return 1
+
+
+def uses_late(l: Late, t: Thawed) -> int:
     return 1
 
 

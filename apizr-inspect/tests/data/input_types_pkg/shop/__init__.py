@@ -1,0 +1,1 @@
+"""A package whose functions take classes declared in its other modules."""

@@ -1,0 +1,5 @@
+from typing import List
+
+from .models import Point
+
+Points = List[Point]

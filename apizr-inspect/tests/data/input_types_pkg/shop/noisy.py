@@ -1,0 +1,8 @@
+from dataclasses import dataclass
+
+print("importing noisy")
+
+
+@dataclass
+class Noise:
+    level: int
