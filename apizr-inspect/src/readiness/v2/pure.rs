@@ -1,12 +1,19 @@
 //! Calls of the module's own code at import, proved without running anything v2 cannot see.
 //!
-//! * **Pure functions.** `def f(): return E` — no parameters, no decorators, not `async`,
-//!   a body that is (after an optional docstring) a single `return E`. Calling `f()` evaluates
-//!   `E` in the module's globals *at the time of the call*, so `E` is proved with the
-//!   environment of the call site, not of the `def` (a name bound between the two counts; one
-//!   deleted or rebound in between is seen as it is then). Generated data tables are written
-//!   this way (`uts46data = tuple(_seg_0() + _seg_1() + ...)`). Calls nest at most
-//!   [`MAX_DEPTH`] deep: recursion is never proved (it would raise `RecursionError` or loop).
+//! * **Local functions.** `def f(a, b=1): <body>` — no decorators, not `async`, no `*args`
+//!   or `**kwargs`, no type parameters, a body of statements v2 proves (after an optional
+//!   docstring): assignments, nested `def`s (their decorators, defaults and annotations run;
+//!   the nested function is only a function: its body reads this call's locals), expression
+//!   statements, and a final `return E`. Calling `f(...)` with positional and keyword
+//!   arguments that fit its parameters runs that body in the module's globals *at the time of
+//!   the call* plus the parameters (a parameter left to its default is of unknown value): so
+//!   the body is proved with the environment of the call site, where every name the body
+//!   binds is a local, unbound until its assignment (`UnboundLocalError` otherwise). Generated
+//!   data tables (`uts46data = tuple(_seg_0() + _seg_1() + ...)`) and stream-function
+//!   factories (`_make_cached_stream_func(lambda: sys.stdin, get_text_stdin)`) are written
+//!   this way. Imports, branches, loops and stores into attributes in the body are not proved.
+//!   Calls nest at most [`MAX_DEPTH`] deep: recursion is never proved (it would raise
+//!   `RecursionError` or loop).
 //! * **Instances of constructible classes.** `C()` for a class proved in this module whose
 //!   instantiation runs no code of the module ([`super::env::ClassInfo::constructible`]):
 //!   `object.__new__` and `object.__init__` only. The instance may define `__eq__` without
@@ -29,13 +36,13 @@ type Proof<T> = Result<T, Unproved>;
 /// Pure-function calls evaluated inside one another at most this deep.
 pub const MAX_DEPTH: u8 = 4;
 
-/// The returned expressions of the module's pure functions (shared with class-body provers).
+/// The module's local functions v2 can call (shared with nested provers).
 #[derive(Debug, Clone, Default)]
 pub struct Local {
-    bodies: Rc<RefCell<HashMap<TextRange, Expr>>>,
+    bodies: Rc<RefCell<HashMap<TextRange, Rc<ast::StmtFunctionDef>>>>,
     depth: Rc<Cell<u8>>,
     /// Proving a class body: its names shadow the module's for the prover but not for a
-    /// function, which reads the module's globals; pure calls are not proved there.
+    /// function, which reads the module's globals; local calls are not proved there.
     pub in_class: bool,
     /// Loop variables of the comprehension being proved that are code points
     /// ([`super::comprehension`]): `chr(x)` of them cannot fail.
@@ -59,41 +66,34 @@ impl Local {
     }
 }
 
-/// The expression a pure function returns, when `def` is one.
-pub fn returned(def: &ast::StmtFunctionDef) -> Option<&Expr> {
+/// `def` is a local function v2 can call ([`Local`]): its statements after the docstring.
+pub fn callable_body(def: &ast::StmtFunctionDef) -> Option<&[Stmt]> {
     let params = &def.parameters;
     if def.is_async
         || !def.decorator_list.is_empty()
         || def.type_params.is_some()
-        || !params.is_empty()
+        || params.vararg.is_some()
+        || params.kwarg.is_some()
     {
         return None;
     }
-    let body = match def.body.as_slice() {
+    Some(match def.body.as_slice() {
         [Stmt::Expr(doc), rest @ ..] if matches!(doc.value.as_ref(), Expr::StringLiteral(_)) => {
             rest
         }
         body => body,
-    };
-    match body {
-        [
-            Stmt::Return(ast::StmtReturn {
-                value: Some(value), ..
-            }),
-        ] => Some(value),
-        _ => None,
-    }
+    })
 }
 
 impl Prover<'_> {
-    /// Record `def` as pure when it is one; the meaning its name gets.
+    /// Record `def` as a local function v2 can call when it is one; the meaning its name gets.
     pub fn function_meaning(&self, def: &ast::StmtFunctionDef) -> Meaning {
-        match returned(def) {
-            Some(value) => {
+        match callable_body(def) {
+            Some(_) => {
                 self.local
                     .bodies
                     .borrow_mut()
-                    .insert(def.range(), value.clone());
+                    .insert(def.range(), Rc::new(def.clone()));
                 Meaning::Pure(def.range())
             }
             None => Meaning::Function,
@@ -107,14 +107,11 @@ impl Prover<'_> {
         let fail = |why| Some(Err(Unproved::at(call.range(), why)));
         match callee {
             Meaning::Pure(def) => {
-                if !no_arguments {
-                    return fail(Why::Arguments);
-                }
                 if self.local.in_class {
                     return fail(Why::NotAllowlisted);
                 }
-                let body = self.local.bodies.borrow().get(def).cloned();
-                let Some(body) = body else {
+                let def = self.local.bodies.borrow().get(def).cloned();
+                let Some(def) = def else {
                     return fail(Why::NotAllowlisted);
                 };
                 let depth = self.local.depth.get();
@@ -122,7 +119,7 @@ impl Prover<'_> {
                     return fail(Why::NotAllowlisted);
                 }
                 self.local.depth.set(depth + 1);
-                let meaning = self.value(&body);
+                let meaning = self.run_local(call, &def);
                 self.local.depth.set(depth);
                 // A failure names the part of the function's body at fault.
                 Some(meaning)
@@ -132,6 +129,100 @@ impl Prover<'_> {
             }
             Meaning::Class(_) => fail(Why::NotAllowlisted),
             _ => None,
+        }
+    }
+
+    /// Bind the call's arguments to the parameters of `def` and prove its body in the globals
+    /// of the call site; the meaning of what it returns.
+    fn run_local(&self, call: &ast::ExprCall, def: &ast::StmtFunctionDef) -> Proof<Meaning> {
+        let fail = |why| Err(Unproved::at(call.range(), why));
+        let Some(body) = callable_body(def) else {
+            return fail(Why::NotAllowlisted);
+        };
+        let params: Vec<&ast::ParameterWithDefault> = def
+            .parameters
+            .posonlyargs
+            .iter()
+            .chain(&def.parameters.args)
+            .collect();
+        let keyword_only = &def.parameters.kwonlyargs;
+        let mut bound: HashMap<&str, Meaning> = HashMap::new();
+        for (index, arg) in call.arguments.args.iter().enumerate() {
+            let (Some(param), false) = (params.get(index), matches!(arg, Expr::Starred(_))) else {
+                return fail(Why::Arguments);
+            };
+            bound.insert(param.name().as_str(), self.value(arg)?);
+        }
+        let positional_only = def.parameters.posonlyargs.len();
+        for keyword in &call.arguments.keywords {
+            let Some(name) = &keyword.arg else {
+                return fail(Why::Arguments);
+            };
+            let name = name.as_str();
+            let known = params[positional_only..]
+                .iter()
+                .copied()
+                .chain(keyword_only.iter())
+                .any(|p| p.name().as_str() == name);
+            if !known || bound.contains_key(name) {
+                return fail(Why::Arguments);
+            }
+            bound.insert(name, self.value(&keyword.value)?);
+        }
+        for param in params.iter().copied().chain(keyword_only.iter()) {
+            let name = param.name().as_str();
+            if !bound.contains_key(name) {
+                if param.default.is_none() {
+                    return fail(Why::Arguments);
+                }
+                bound.insert(name, Meaning::Unknown);
+            }
+        }
+        // The call's locals: every name the body binds is unbound until it is assigned.
+        let mut inner = self.nested(self.local.clone());
+        let mut locals = Vec::new();
+        super::stmt::collect_bound(body, &mut locals);
+        for name in locals {
+            inner.env.unbind(name);
+        }
+        for (name, meaning) in bound {
+            inner.env.bind(name, meaning);
+        }
+        let Some((last, init)) = body.split_last() else {
+            return Ok(Meaning::Value(Kind::None));
+        };
+        for stmt in init {
+            inner.local_statement(stmt)?;
+        }
+        match last {
+            Stmt::Return(ret) => match &ret.value {
+                Some(value) => inner.value(value),
+                None => Ok(Meaning::Value(Kind::None)),
+            },
+            other => {
+                inner.local_statement(other)?;
+                Ok(Meaning::Value(Kind::None))
+            }
+        }
+    }
+
+    /// A statement of a local function's body (not its last `return`).
+    fn local_statement(&mut self, stmt: &Stmt) -> Proof<()> {
+        match stmt {
+            Stmt::Assign(_) | Stmt::AnnAssign(_) | Stmt::Expr(_) | Stmt::Pass(_) => {
+                self.statement(stmt, false)
+            }
+            // A nested function: its decorators, defaults and annotations run now; it is only
+            // a function (its body reads this call's locals, which the module's do not hold).
+            Stmt::FunctionDef(nested) => {
+                for decorator in &nested.decorator_list {
+                    self.def_decorator(&decorator.expression, None)?;
+                }
+                self.signature(nested)?;
+                self.env.bind(nested.name.as_str(), Meaning::Function);
+                Ok(())
+            }
+            _ => Err(Unproved::at(stmt.range(), Why::Statement)),
         }
     }
 

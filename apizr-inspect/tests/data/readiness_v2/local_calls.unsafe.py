@@ -7,7 +7,8 @@ def _home():
 
 
 def _table(n):
-    return [n]
+    # Called with an int: `1 + "x"` raises TypeError.
+    return [n + "x"]
 
 
 def _later():
