@@ -299,7 +299,7 @@ impl DockerTier {
         }
         let mut site_dirs = Vec::new();
         let bundle = if job.packages.is_empty() {
-            match artifacts::private_dir(&self.temp_root, "apizr-interp-bundle") {
+            match artifacts::private_dir(&self.temp_root, &super::session::sweep::run_prefix()) {
                 Ok(d) => Bundle::Empty(Removed(d)),
                 Err(e) => {
                     return Err(skip(ctx, format!("Sandbox execution error: bundle: {e}")));
@@ -484,7 +484,7 @@ impl DockerTier {
     ) -> Result<&(String, Vec<String>), String> {
         self.interpreter
             .get_or_init(|| {
-                let empty = artifacts::private_dir(&self.temp_root, "apizr-interp-bundle").map_err(|e| e.to_string())?;
+                let empty = artifacts::private_dir(&self.temp_root, &super::session::sweep::run_prefix()).map_err(|e| e.to_string())?;
                 let empty = Removed(empty);
                 let code = "import sys,platform\nv='%d.%d'%sys.version_info[:2]\nl=platform.libc_ver()[1]\nm=platform.machine()\nprint(v, l, m)\n";
                 let job_policy = CapabilityPolicy::default();

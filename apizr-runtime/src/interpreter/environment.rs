@@ -21,7 +21,7 @@ use super::local::{Job, LocalTier};
 use super::packages::PackageStore;
 use super::policy::{CapabilityPolicy, PolicyError, validate_package};
 use super::result::ExecutionResult;
-use super::session::{Session, SessionError, SessionOptions};
+use super::session::{Session, SessionError, SessionOptions, sweep};
 use super::tier::{Tier, UnknownTier};
 use crate::audit::AuditSink;
 use crate::local::runtime::LauncherLocation;
@@ -105,6 +105,8 @@ struct Shared {
     local: LocalTier,
     docker: DockerTier,
     store: PackageStore,
+    /// The crash sweep of the temp root has been started (once, at the first run).
+    swept: std::sync::Once,
 }
 
 impl Interpreter {
@@ -115,6 +117,7 @@ impl Interpreter {
                 local: LocalTier::new(config.python, &config.launcher, config.temp_root.clone()),
                 docker: DockerTier::new(config.docker, config.temp_root),
                 store: PackageStore::new(config.package_dir, config.wheelhouse, host_python),
+                swept: std::sync::Once::new(),
             }),
         }
     }
@@ -275,6 +278,12 @@ impl Environment {
         if let Some(result) = self.check(code, started) {
             return result;
         }
+        // Directories of runs and sessions whose host died (`session/sweep.rs`): once per
+        // interpreter, off the run's path.
+        self.interpreter.inner.swept.call_once(|| {
+            let root = self.interpreter.inner.local.temp_root().to_path_buf();
+            std::thread::spawn(move || sweep::sweep(&root));
+        });
         let job = Job {
             code,
             allowed: self.allowed.as_deref(),

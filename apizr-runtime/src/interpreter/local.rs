@@ -26,7 +26,8 @@ use super::outcome::{self, Context, Produced};
 use super::packages::{PackageStore, Target};
 use super::policy::CapabilityPolicy;
 use super::process;
-use super::result::ExecutionResult;
+use super::result::{Artifact, ExecutionResult};
+use super::session::sweep;
 use super::tier::Tier;
 use crate::local::cgroup::{CallCgroups, Limits};
 use crate::local::enforcement::{self, ControlReport, EnforcementPlan, IdentityPlan, ViewPlan};
@@ -175,9 +176,9 @@ impl LocalTier {
             produced.artifacts = found;
             produced.artifacts_truncated = truncated;
         }
-        produced.working_directory = workspace.finish(
-            !produced.artifacts.is_empty() && produced.exit_code == Some(0) && !produced.timed_out,
-        );
+        let keep =
+            !produced.artifacts.is_empty() && produced.exit_code == Some(0) && !produced.timed_out;
+        produced.working_directory = workspace.finish(keep, &mut produced.artifacts);
         outcome::finish(ctx, produced)
     }
 
@@ -832,19 +833,31 @@ impl Workspace {
                 })
             }
             None => Ok(Workspace {
-                path: artifacts::private_dir(temp_root, "apizr-interp")?,
+                path: artifacts::private_dir(temp_root, &sweep::run_prefix())?,
                 fresh: true,
             }),
         }
     }
 
-    /// The working directory to report: the caller's, or a fresh one that is kept.
-    fn finish(self, keep: bool) -> Option<PathBuf> {
+    /// The working directory to report: the caller's, or a fresh one that is kept (renamed
+    /// out of the crash sweep's reach; `artifacts` are moved along).
+    fn finish(self, keep: bool, artifacts: &mut [Artifact]) -> Option<PathBuf> {
         if !self.fresh {
             return Some(self.path);
         }
         if keep {
-            return Some(self.path);
+            let Some(kept) = sweep::kept_path(&self.path) else {
+                return Some(self.path);
+            };
+            if std::fs::rename(&self.path, &kept).is_err() {
+                return Some(self.path);
+            }
+            for a in artifacts {
+                if let Ok(rel) = a.path.strip_prefix(&self.path) {
+                    a.path = kept.join(rel);
+                }
+            }
+            return Some(kept);
         }
         let _ = std::fs::remove_dir_all(&self.path);
         None

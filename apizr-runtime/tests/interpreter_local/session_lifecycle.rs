@@ -135,6 +135,61 @@ fn a_dead_hosts_session_workspaces_are_swept_and_live_ones_kept() {
     scope.assert_clean();
 }
 
+/// A host killed in the middle of a one-shot run leaves its fresh workspace (or a docker
+/// run's `/bundle` directory), named after its owner: an interpreter's first run removes it
+/// once that owner is dead; a live owner's run directory and a workspace kept for its
+/// artifacts stay.
+#[test]
+fn a_dead_hosts_run_directories_are_swept_and_kept_workspaces_stay() {
+    let scope = Scope::new("run-sweep");
+    let tmp = scope.path("tmp");
+    std::fs::create_dir_all(&tmp).unwrap();
+    let mut child = std::process::Command::new("sleep")
+        .arg("30")
+        .spawn()
+        .unwrap();
+    let dead = Owner::of_pid(child.id()).unwrap();
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let name =
+        |prefix: &str, o: &Owner| format!("{prefix}-{}-1-2-0000abcd", o.encode().replace('/', "_"));
+    let left = tmp.join(name("apizr-run", &dead));
+    std::fs::create_dir_all(left.join("sub")).unwrap();
+    std::fs::write(left.join("sub/file"), "left").unwrap();
+    let live = tmp.join(name("apizr-run", Owner::current().unwrap()));
+    let kept_dead = tmp.join(name("apizr-kept", &dead));
+    for d in [&live, &kept_dead] {
+        std::fs::create_dir_all(d).unwrap();
+    }
+    let env = scope.env("local", EnvironmentOptions::default());
+    // A run that keeps its workspace (an artifact) renames it out of the sweep's reach.
+    let r = env.execute("open('a.txt', 'w').write('a')");
+    let kept = r.working_directory.clone().unwrap();
+    assert!(
+        kept.file_name()
+            .unwrap()
+            .to_str()
+            .unwrap()
+            .starts_with("apizr-kept-"),
+        "{}",
+        show(&r)
+    );
+    assert_eq!(std::fs::read_to_string(&r.artifacts[0].path).unwrap(), "a");
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while left.exists() {
+        assert!(
+            std::time::Instant::now() < until,
+            "the dead host's run directory is left"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    assert!(live.exists() && kept_dead.exists() && kept.exists());
+    for d in [&live, &kept_dead, &kept] {
+        std::fs::remove_dir_all(d).unwrap();
+    }
+    scope.assert_clean();
+}
+
 #[test]
 fn every_run_and_session_call_leaves_one_audit_record() {
     let scope = Scope::new("audit");
