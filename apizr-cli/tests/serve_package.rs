@@ -468,7 +468,8 @@ fn requirements_under_a_container_policy_are_recorded_for_the_image_check() {
     let _ = std::fs::remove_dir_all(&scratch);
 }
 
-/// `--wheelhouse` and requirement files that carry pip options are refused with where.
+/// `--wheelhouse` and requirement files that carry pip options are refused with where, by
+/// `generate` and by `image build --package` (before any engine call).
 #[test]
 fn requirement_options_and_a_wheelhouse_without_requirements_are_refused() {
     let root = tmp("requirements");
@@ -517,6 +518,35 @@ fn requirement_options_and_a_wheelhouse_without_requirements_are_refused() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("declares no requirements"), "{stderr}");
     assert!(!root.join("p").exists(), "nothing is written on a refusal");
+    // `image build --package` reads the same requirements and refuses before any engine call.
+    let image_build = |wheelhouse: &Path| {
+        let out = run(&[
+            "image",
+            "build",
+            "--base",
+            "apizr-absent/base:none",
+            "--package",
+            src.to_str().unwrap(),
+            "--wheelhouse",
+            wheelhouse.to_str().unwrap(),
+        ]);
+        assert_eq!(out.status.code(), Some(2));
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    };
+    let stderr = image_build(&root);
+    assert!(
+        stderr.contains("declares no requirements") && stderr.contains("a plain worker image"),
+        "{stderr}"
+    );
+    std::fs::write(root.join("requirements.txt"), "ok>=1\n-e .\n").unwrap();
+    let stderr = image_build(&root);
+    assert!(
+        stderr.contains("requirements.txt:2: \"-e .\": pip options are not accepted"),
+        "{stderr}"
+    );
+    std::fs::write(root.join("requirements.txt"), "ok>=1\n").unwrap();
+    let stderr = image_build(&root);
+    assert!(stderr.contains("holds no *.whl file"), "{stderr}");
     let _ = std::fs::remove_dir_all(&root);
 }
 
