@@ -323,7 +323,8 @@ fn spec_of(
 
 /// A package directory (`DIR --select pkg.mod:func,…`): each selected module with its import
 /// closure, and a note when the package declares requirements (serve installs nothing: the
-/// workers import them from `APIZR_PYTHON`'s virtual environment, as generated images do).
+/// workers import them from `APIZR_PYTHON`'s virtual environment, as generated images do, or
+/// under v2 from the runtime image's).
 fn package_source(dir: &std::path::Path, args: &ServeArgs) -> anyhow::Result<Vec<PackageInput>> {
     if args.module_name.is_some() {
         bail!(
@@ -336,9 +337,16 @@ fn package_source(dir: &std::path::Path, args: &ServeArgs) -> anyhow::Result<Vec
         && let Some(origin) = &first.requirements.origin
         && !first.requirements.specifiers.is_empty()
     {
+        // Under v2 the calls run in the runtime image, which must carry them (checked at
+        // start-up); elsewhere the workers run on this host.
+        let where_from = if args.runtime_image.is_some() {
+            "the --runtime-image must carry them (checked at start-up; apizr image build \
+             --package builds one)"
+        } else {
+            "install them into a virtual environment and set APIZR_PYTHON to its bin/python"
+        };
         eprintln!(
-            "apizr serve: {} declares requirements ({}); serve installs nothing: install them \
-             into a virtual environment and set APIZR_PYTHON to its bin/python",
+            "apizr serve: {} declares requirements ({}); serve installs nothing: {where_from}",
             origin.display(),
             first.requirements.specifiers.join(", ")
         );

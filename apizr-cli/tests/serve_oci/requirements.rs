@@ -5,7 +5,7 @@
 //! requirement `errtext` (distribution `apizr-fixture-errtext`, a wheel built here) at module
 //! level, so no call succeeds without it.
 //! * with the plain worker image the server never becomes ready: `/readyz` 503 names the
-//!   image, what it has and the requirement set, and a call is a 503;
+//!   image, what it has and the requirement set, a call is a 503, and the log says so;
 //! * `apizr image build --base <worker> --package DIR --wheelhouse W` layers the requirement
 //!   (offline, pinned by hash) and labels the image with the set;
 //! * with that image `apizr serve DIR` (a fresh container per call) and a generated v2 project
@@ -64,12 +64,13 @@ fn a_package_with_requirements_runs_only_in_an_image_that_carries_them() {
 
     // The plain worker image has no environment: never ready, and said precisely.
     let port = super::served::free_port();
+    let log = dir.join("refused.log");
     let child = Command::new(env!("CARGO_BIN_EXE_apizr"))
         .args(["serve", "rest"])
         .args(args(&plain.image))
         .args(["--port", &port.to_string()])
         .stdout(Stdio::null())
-        .stderr(Stdio::null())
+        .stderr(std::fs::File::create(&log).unwrap())
         .spawn()
         .unwrap();
     let refused = Served {
@@ -99,6 +100,13 @@ fn a_package_with_requirements_runs_only_in_an_image_that_carries_them() {
     );
     assert_eq!(refused.post("add", r#"{"a": 1, "b": 2}"#).0, 503);
     drop(refused);
+    // The start-up log says it too, and says where the requirements must come from.
+    let log = std::fs::read_to_string(&log).unwrap();
+    assert!(
+        log.contains(&format!("cannot start: runtime image: {expected}"))
+            && log.contains("serve installs nothing: the --runtime-image must carry them"),
+        "{log}"
+    );
 
     // The worker image plus the requirement, offline.
     let wheels = dir.join("wheelhouse");
