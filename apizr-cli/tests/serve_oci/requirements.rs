@@ -179,6 +179,8 @@ fn a_package_with_requirements_runs_only_in_an_image_that_carries_them() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+    let readme = std::fs::read_to_string(project.join("README.md")).unwrap();
+    assert!(readme.contains("so that image must carry them"), "{readme}");
     let server = Served::start(
         &["--bundle", project.to_str().unwrap()],
         &proxy.docker_host(),
