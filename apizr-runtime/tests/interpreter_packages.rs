@@ -162,7 +162,8 @@ fn packages_reach_containers_without_network_or_pip() {
 /// from the wheelhouse `.ci/run` downloads (into an environment cached under target/tmp, so
 /// a warm run installs nothing). Figures the code leaves open — whether or not it calls
 /// `plt.show()` — become `image/png` artifacts, within the caps; the code is not rewritten
-/// (`from __future__` first, line numbers intact); nothing happens without pyplot.
+/// (`from __future__` stays first); nothing happens without pyplot. Three matplotlib
+/// imports in all (about a second each on a quiet machine).
 #[test]
 fn matplotlib_figures_become_png_artifacts() {
     let Some(wheels) = apizr_test_support::external_tool(
@@ -191,14 +192,6 @@ fn matplotlib_figures_become_png_artifacts() {
         let bytes = std::fs::read(&a.path).unwrap();
         assert!(bytes.starts_with(b"\x89PNG\r\n\x1a\n") && bytes.len() > 1000);
     }
-    // Tracebacks keep the code's own line numbers.
-    let r =
-        env.execute("import matplotlib.pyplot as plt\nplt.plot([1])\n\nraise ValueError('line 4')");
-    assert!(
-        r.stderr.as_deref().unwrap().contains("line 4, in <module>"),
-        "{}",
-        show(&r)
-    );
     // Counted against the caps.
     let capped = apizr_runtime::interpreter::CapabilityPolicy {
         artifact_max_count: 1,

@@ -8,6 +8,9 @@
 
 /// The bootstrap source, byte for byte as shipped in the crate.
 pub const BOOTSTRAP_SOURCE: &str = include_str!("bootstrap.py");
+/// The docker-session part, prepended for session containers only (every run compiles the
+/// source it is given: the others do not pay for this part).
+pub const BOOTSTRAP_SESSION_SOURCE: &str = include_str!("bootstrap_session.py");
 
 /// The file name the code runs under (tracebacks say `File "<code>", line N`).
 pub const CODE_FILENAME: &str = "<code>";
@@ -100,6 +103,15 @@ pub fn python_args() -> Vec<String> {
         "-c".into(),
         BOOTSTRAP_SOURCE.to_string(),
     ]
+}
+
+/// [`python_args`] for a docker session's container: [`BOOTSTRAP_SESSION_SOURCE`] first.
+pub fn session_python_args() -> Vec<String> {
+    let mut args = python_args();
+    if let Some(source) = args.last_mut() {
+        *source = format!("{BOOTSTRAP_SESSION_SOURCE}{BOOTSTRAP_SOURCE}");
+    }
+    args
 }
 
 /// A writer for the few `marshal` types the request uses (format version ≥ 2 readers accept

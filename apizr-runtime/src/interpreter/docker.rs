@@ -248,7 +248,14 @@ impl DockerTier {
             request,
             timeout,
         } = prepared;
-        let started = match self.start(tier, job.policy, engine, image, bundle.path(), timeout) {
+        let started = match self.start(
+            tier,
+            job.policy,
+            engine,
+            image,
+            bundle.path(),
+            Purpose::Run(timeout),
+        ) {
             Ok(s) => s,
             Err(message) => {
                 return outcome::skipped(ctx, format!("Sandbox execution error: {message}"));
@@ -360,8 +367,12 @@ impl DockerTier {
         engine: &Engine,
         image: &RuntimeImage,
         bundle: &Path,
-        lifetime: Duration,
+        purpose: Purpose,
     ) -> Result<Started, String> {
+        let (lifetime, session) = match purpose {
+            Purpose::Run(timeout) => (timeout, false),
+            Purpose::Session(lifetime) => (lifetime, true),
+        };
         let setup = Instant::now() + SETUP_TIMEOUT;
         let name = format!("apizr-interp-{}", random_hex().map_err(|e| e.to_string())?);
         let guard = ContainerGuard::new(engine.clone(), name.clone());
@@ -371,6 +382,7 @@ impl DockerTier {
             env: container_env(tier, policy),
             expires: unix_now() + (SETUP_TIMEOUT + lifetime).as_secs() + 60,
             runtime: self.config.runtime.as_deref(),
+            session,
         };
         let body = body::create_body(tier, policy, &inputs);
         let id = create(engine, &name, image.platform.as_str(), &body, setup)
@@ -488,7 +500,7 @@ impl DockerTier {
                 let empty = Removed(empty);
                 let code = "import sys,platform\nv='%d.%d'%sys.version_info[:2]\nl=platform.libc_ver()[1]\nm=platform.machine()\nprint(v, l, m)\n";
                 let job_policy = CapabilityPolicy::default();
-                let started = self.start(Tier::Docker, Some(&job_policy), engine, image, &empty.0, Duration::from_secs(30))?;
+                let started = self.start(Tier::Docker, Some(&job_policy), engine, image, &empty.0, Purpose::Run(Duration::from_secs(30)))?;
                 let mut started = started;
                 let req = BootRequest { code: code.into(), hold: true, env_keep: Some(vec![]), ..BootRequest::default() };
                 let nonce = random_hex().map_err(|e| e.to_string())?;
@@ -702,6 +714,13 @@ fn unix_now() -> u64 {
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_secs())
         .unwrap_or(0)
+}
+
+/// What a container is for: one run (its timeout), or a session (kept at most this long by a
+/// sweep that cannot judge its owner).
+pub(crate) enum Purpose {
+    Run(Duration),
+    Session(Duration),
 }
 
 /// What a container is about to run with (see [`DockerTier::prepare`]).

@@ -38,6 +38,8 @@ pub(crate) struct Inputs<'a> {
     /// Unix time after which a sweep may remove the container.
     pub expires: u64,
     pub runtime: Option<&'a str>,
+    /// A session container (the bootstrap with its session part).
+    pub session: bool,
 }
 
 pub(crate) fn create_body(
@@ -84,7 +86,7 @@ pub(crate) fn create_body(
         "OpenStdin": true, "StdinOnce": true, "Tty": false,
         "Env": inputs.env,
         "Entrypoint": [PYTHON],
-        "Cmd": bootstrap::python_args(),
+        "Cmd": if inputs.session { bootstrap::session_python_args() } else { bootstrap::python_args() },
         "WorkingDir": WORKSPACE,
         "Labels": labels,
         "Healthcheck": { "Test": ["NONE"] },

@@ -35,7 +35,7 @@ use super::super::tar;
 use super::super::tier::Tier;
 use super::body::WORKSPACE_BYTES;
 use super::exchange::{self, Streams};
-use super::{Bundle, DockerTier, Started, unix_now};
+use super::{Bundle, DockerTier, Purpose, Started, unix_now};
 use crate::oci::bundle::random_hex;
 use crate::oci::http;
 
@@ -84,7 +84,7 @@ impl DockerTier {
                 prepared.engine,
                 prepared.image,
                 prepared.bundle.path(),
-                lifetime,
+                Purpose::Session(lifetime),
             )
             .map_err(Err)?;
         http::set_deadline(&started.attached.writer, Instant::now() + COPY_TIMEOUT)
