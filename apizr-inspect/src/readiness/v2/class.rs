@@ -14,7 +14,9 @@
 //! * TypedDict: only annotations (typing checks each is a type);
 //! * Protocol: only protocols as bases;
 //! * every class: at most one base that brings a layout (a builtin, an exception, a class of
-//!   the module), plus `ABC`, `Generic[...]`; no duplicate base; metaclass only `ABCMeta`;
+//!   the module with such a base or `__slots__`), plus `ABC`, `Generic[...]` and plain classes
+//!   of the module whose MROs Python can merge ([`super::mro`]); no duplicate base;
+//!   metaclass only `ABCMeta`;
 //!   no base that is an enum with members or defines `__init_subclass__`; methods with
 //!   allowlisted decorators ([`super::decorators`]) and safe defaults and annotations.
 
@@ -23,6 +25,7 @@ use ruff_text_size::Ranged;
 
 use super::env::{ClassInfo, ClassKind, Kind, Meaning};
 use super::known::{self, BaseKind, EnumValues};
+use super::mro::Lineage;
 use super::{Prover, Unproved, Why};
 
 type Proof<T> = Result<T, Unproved>;
@@ -34,7 +37,21 @@ pub fn typed_dict_info() -> ClassInfo {
         has_members: false,
         init_subclass: false,
         constructible: false,
+        lineage: Lineage::default(),
+        layout: true,
     }
+}
+
+/// What the bases of a class say about it.
+struct Bases {
+    kind: ClassKind,
+    enum_values: Option<EnumValues>,
+    /// A base defines `__init_subclass__`.
+    init_subclass: bool,
+    /// The bases' lineages, in order ([`super::mro`]).
+    lineages: Vec<Lineage>,
+    /// A base brings an instance layout.
+    layout: bool,
 }
 
 /// What the decorators ask of the body.
@@ -68,7 +85,20 @@ const NAMEDTUPLE_RESERVED: [&str; 10] = [
 impl Prover<'_> {
     pub fn class_def(&self, class: &ast::StmtClassDef) -> Proof<ClassInfo> {
         let decorated = self.class_decorators(class)?;
-        let (mut kind, enum_values, inherited_init_subclass) = self.bases(class)?;
+        let Bases {
+            mut kind,
+            enum_values,
+            init_subclass: inherited_init_subclass,
+            lineages,
+            layout,
+        } = self.bases(class)?;
+        let lineage = Lineage::of_class(
+            self.module,
+            class.name.as_str(),
+            class.range().start().to_u32(),
+            &lineages,
+        )
+        .ok_or(Unproved::at(class.name.range(), Why::Base))?;
         if decorated.dataclass.is_some() {
             if !matches!(kind, ClassKind::Plain) {
                 return Err(Unproved::at(class.name.range(), Why::Decorator));
@@ -91,11 +121,24 @@ impl Prover<'_> {
                         _ => false,
                     })
             });
+        let slots = class.body.iter().any(|stmt| {
+            let mut names = Vec::new();
+            super::stmt::collect_bound(std::slice::from_ref(stmt), &mut names);
+            names.contains(&"__slots__")
+        });
+        let own_layout = slots
+            || decorated.dataclass.is_some_and(|d| d.slots)
+            || !matches!(
+                kind,
+                ClassKind::Plain | ClassKind::Protocol | ClassKind::Dataclass
+            );
         Ok(ClassInfo {
             kind,
             has_members: outcome.has_members,
             init_subclass: inherited_init_subclass || outcome.init_subclass,
             constructible,
+            lineage,
+            layout: layout || own_layout,
         })
     }
 
@@ -151,10 +194,17 @@ impl Prover<'_> {
 
     /// The class's kind from its bases and keywords; the values its enum members take; whether
     /// a base defines `__init_subclass__`.
-    fn bases(&self, class: &ast::StmtClassDef) -> Proof<(ClassKind, Option<EnumValues>, bool)> {
+    fn bases(&self, class: &ast::StmtClassDef) -> Proof<Bases> {
         let Some(arguments) = &class.arguments else {
-            return Ok((ClassKind::Plain, None, false));
+            return Ok(Bases {
+                kind: ClassKind::Plain,
+                enum_values: None,
+                init_subclass: false,
+                lineages: Vec::new(),
+                layout: false,
+            });
         };
+        let mut lineages = Vec::new();
         for keyword in &arguments.keywords {
             let ok = match keyword.arg.as_ref().map(|a| a.as_str()) {
                 Some("metaclass") => {
@@ -180,12 +230,23 @@ impl Prover<'_> {
             let meaning = self.value(base)?;
             let base_kind = match (&meaning, base) {
                 (Meaning::TypeLike, Expr::Subscript(sub)) => match self.value(&sub.value)? {
-                    Meaning::Qualified(q) if q == "typing.Generic" => BaseKind::Generic,
-                    Meaning::Qualified(q) if q == "typing.Protocol" => BaseKind::Protocol,
+                    Meaning::Qualified(q) if q == "typing.Generic" => {
+                        lineages.push(Lineage::stdlib(&q));
+                        BaseKind::Generic
+                    }
+                    Meaning::Qualified(q) if q == "typing.Protocol" => {
+                        lineages.push(Lineage::stdlib(&q));
+                        BaseKind::Protocol
+                    }
                     _ => return fail(),
                 },
                 (Meaning::Qualified(q), _) => match known::base(q) {
-                    Some(kind) => kind,
+                    Some(kind) => {
+                        if kind != BaseKind::Object {
+                            lineages.push(Lineage::stdlib(q));
+                        }
+                        kind
+                    }
                     None => return fail(),
                 },
                 (Meaning::Class(info), _) => {
@@ -193,7 +254,12 @@ impl Prover<'_> {
                         return fail();
                     }
                     init_subclass |= info.init_subclass;
-                    layout += 1;
+                    lineages.push(info.lineage);
+                    // A plain class of the module brings no layout of its own: several
+                    // combine when their MROs do ([`super::mro`]).
+                    if info.layout {
+                        layout += 1;
+                    }
                     kinds.push(match info.kind {
                         ClassKind::Enum => BaseKind::Enum(EnumValues::Any),
                         ClassKind::TypedDict => BaseKind::TypedDict,
@@ -237,7 +303,13 @@ impl Prover<'_> {
                 (None, Some(values)) if kinds.len() == 1 => values,
                 _ => return whole(),
             };
-            return Ok((ClassKind::Enum, Some(values), init_subclass));
+            return Ok(Bases {
+                kind: ClassKind::Enum,
+                enum_values: Some(values),
+                init_subclass,
+                lineages,
+                layout: true,
+            });
         } else if has(|k| *k == BaseKind::NamedTuple) {
             if !only(|k| matches!(k, BaseKind::NamedTuple | BaseKind::Generic)) || kinds.iter().filter(|k| **k == BaseKind::NamedTuple).count() != 1 {
                 return whole();
@@ -271,7 +343,13 @@ impl Prover<'_> {
         {
             return whole();
         }
-        Ok((kind, None, init_subclass))
+        Ok(Bases {
+            kind,
+            enum_values: None,
+            init_subclass,
+            lineages,
+            layout: layout > 0,
+        })
     }
 }
 

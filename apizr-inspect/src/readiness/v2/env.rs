@@ -76,6 +76,11 @@ pub struct ClassInfo {
     /// `C()` runs no code of the module: a plain class without metaclass whose bases are
     /// `object` or such classes, none defining `__new__`, `__init__` or `__del__`.
     pub constructible: bool,
+    /// Its MRO as v2 knows it ([`super::mro`]), for classes with several bases.
+    pub lineage: super::mro::Lineage,
+    /// Its instances have a layout of their own (a builtin, exception or io base, `__slots__`,
+    /// a named tuple, enum or TypedDict): two such bases conflict.
+    pub layout: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

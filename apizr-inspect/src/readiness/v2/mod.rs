@@ -39,6 +39,7 @@ pub mod env;
 pub mod expr;
 pub mod fixed;
 pub mod known;
+pub mod mro;
 pub mod names;
 pub mod package;
 pub mod pure;
