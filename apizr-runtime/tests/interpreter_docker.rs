@@ -414,9 +414,15 @@ fn a_killed_host_leaves_no_container_running() {
     host.wait().unwrap();
     // The code loops forever and the host that would have enforced the 60 s timeout is gone:
     // the bootstrap sees its stdin close, ends the container, and the engine removes it.
+    assert_dead_hosts_containers_go(&engine, &label, host.id());
+}
+
+/// The killed host `pid`'s containers (`label`) are gone within 15 s; its test directory is
+/// removed.
+fn assert_dead_hosts_containers_go(engine: &Engine, label: &str, pid: u32) {
     let until = Instant::now() + Duration::from_secs(15);
     loop {
-        let left = engine.containers_with_label(&label).unwrap();
+        let left = engine.containers_with_label(label).unwrap();
         if left.is_empty() {
             break;
         }
@@ -426,8 +432,7 @@ fn a_killed_host_leaves_no_container_running() {
         );
         std::thread::sleep(Duration::from_millis(100));
     }
-    // The killed host's own test directory.
-    let prefix = format!("apizr-interp-test-{}-", host.id());
+    let prefix = format!("apizr-interp-test-{pid}-");
     for entry in std::fs::read_dir(std::env::temp_dir()).unwrap().flatten() {
         if entry.file_name().to_string_lossy().starts_with(&prefix) {
             std::fs::remove_dir_all(entry.path()).unwrap();

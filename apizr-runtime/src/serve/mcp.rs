@@ -87,7 +87,7 @@ pub async fn run_mcp_plan(plan: ServicePlan, options: ServeOptions) -> Result<()
     http::serve_http(listener, handler, &http, super::http::shutdown_signal()).await
 }
 
-fn is_loopback(host: &str) -> bool {
+pub(crate) fn is_loopback(host: &str) -> bool {
     host == "localhost"
         || host
             .parse::<std::net::IpAddr>()

@@ -324,22 +324,5 @@ fn a_killed_hosts_session_container_goes() {
     host.kill().unwrap();
     host.wait().unwrap();
     // Nobody closes the session: PID 1 sees the attach stream close and ends the container.
-    let until = Instant::now() + Duration::from_secs(15);
-    loop {
-        let left = engine.containers_with_label(&label).unwrap();
-        if left.is_empty() {
-            break;
-        }
-        assert!(
-            Instant::now() < until,
-            "a dead host's session container is left: {left:?}"
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    let prefix = format!("apizr-interp-test-{}-", host.id());
-    for entry in std::fs::read_dir(std::env::temp_dir()).unwrap().flatten() {
-        if entry.file_name().to_string_lossy().starts_with(&prefix) {
-            std::fs::remove_dir_all(entry.path()).unwrap();
-        }
-    }
+    crate::assert_dead_hosts_containers_go(&engine, &label, host.id());
 }

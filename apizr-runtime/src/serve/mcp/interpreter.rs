@@ -353,15 +353,10 @@ pub async fn run_interpreter_http(
     if let Ok(addr) = listener.local_addr() {
         eprintln!("apizr: MCP interpreter listening on http://{addr}/mcp");
     }
-    let loopback = options.host == "localhost"
-        || options
-            .host
-            .parse::<std::net::IpAddr>()
-            .is_ok_and(|ip| ip.is_loopback());
     let http = super::http::HttpOptions {
         token: options.token.clone(),
         stateful: handler.shared.session.is_some(),
-        any_host: !loopback,
+        any_host: !super::is_loopback(&options.host),
         limits: options.http,
     };
     let factory = {
