@@ -10,6 +10,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::{Context, Result};
+use apizr_runtime::oci::RuntimeImage;
 use apizr_runtime::oci::build::{BuildSource, build_image};
 use apizr_runtime::oci::engine::Engine;
 use clap::{Args, Subcommand};
@@ -114,7 +115,12 @@ fn build(args: &BuildArgs) -> Result<ExitCode> {
     let mut progress = |line: &str| eprintln!("apizr image build: {line}");
     let image = build_image(&engine, source, args.tag.as_deref(), &mut progress)
         .context("image build failed")?;
-    let json = serde_json::to_string(&image).context("encoding the image identity")?;
+    print_identity(&image, args)
+}
+
+/// The built worker image's identity on stdout, and in `--output FILE`.
+pub fn print_identity(image: &RuntimeImage, args: &BuildArgs) -> Result<ExitCode> {
+    let json = serde_json::to_string(image).context("encoding the image identity")?;
     if let Some(path) = &args.output {
         std::fs::write(path, format!("{json}\n"))
             .with_context(|| format!("writing {}", path.display()))?;

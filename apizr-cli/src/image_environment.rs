@@ -57,13 +57,7 @@ pub fn build(dir: &Path, wheelhouse: &Path, base: &str, args: &BuildArgs) -> Res
         &mut progress,
     )
     .context("image build failed")?;
-    let json = serde_json::to_string(&image).context("encoding the image identity")?;
-    if let Some(path) = &args.output {
-        std::fs::write(path, format!("{json}\n"))
-            .with_context(|| format!("writing {}", path.display()))?;
-    }
-    println!("{json}");
-    Ok(ExitCode::SUCCESS)
+    crate::image::print_identity(&image, args)
 }
 
 /// The `*.whl` files of `dir` (regular files; links are not followed), by name.

@@ -133,8 +133,20 @@ pub fn build_image(
     put_archive(engine, helper.name(), &tar.finish())?;
     let id = commit(engine, helper.name(), &config, tag)?;
     let _ = helper.remove();
+    accepted(engine, id, platform, PYTHON, progress)
+}
+
+/// The committed image `id` as a runtime image once it passed [`smoke_test`] with `python`;
+/// an image that fails it is removed (nothing half-built is left tagged).
+pub(super) fn accepted(
+    engine: &Engine,
+    id: String,
+    platform: Platform,
+    python: &str,
+    progress: &mut dyn FnMut(&str),
+) -> Result<RuntimeImage, BuildError> {
     progress(&format!("committed {id}; smoke test"));
-    if let Err(e) = smoke_test(engine, &id, PYTHON) {
+    if let Err(e) = smoke_test(engine, &id, python) {
         let path = format!("/images/{}?force=1", encode_query(&id));
         let _ = engine.call("DELETE", &path, Body::None, Instant::now() + CALL_TIMEOUT);
         return Err(e);

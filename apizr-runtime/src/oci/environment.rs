@@ -18,14 +18,13 @@
 //! the environment is part of the image, read-only like the rest of it.
 
 use std::collections::BTreeMap;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::{Value as Json, json};
 
-use super::build::{BuildError, smoke_test};
+use super::build::{BuildError, accepted};
 use super::container::PYTHON;
-use super::engine::{CALL_TIMEOUT, Engine};
-use super::http::{Body, encode_query};
+use super::engine::Engine;
 use super::image::{ImageError, PROVIDER, Platform, RuntimeImage, WORKER_LABEL};
 use super::layer::{Step, add_layer_with_step};
 use crate::request::Executable;
@@ -231,18 +230,7 @@ pub fn build_environment_image(
         environment.installed().count()
     ));
     let id = add_layer_with_step(engine, &base_id, &archive, &config, &step, tag)?;
-    progress(&format!("committed {id}; smoke test"));
-    if let Err(e) = smoke_test(engine, &id, ENVIRONMENT_PYTHON) {
-        let path = format!("/images/{}?force=1", encode_query(&id));
-        let _ = engine.call("DELETE", &path, Body::None, Instant::now() + CALL_TIMEOUT);
-        return Err(e);
-    }
-    progress("smoke test passed");
-    Ok(RuntimeImage {
-        image: id,
-        platform,
-        provider: PROVIDER,
-    })
+    accepted(engine, id, platform, ENVIRONMENT_PYTHON, progress)
 }
 
 /// The label's text for a requirement set.
