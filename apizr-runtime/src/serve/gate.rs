@@ -19,7 +19,7 @@
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicI64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicI64, AtomicU64, AtomicUsize, Ordering};
 use std::time::Duration;
 
 use tokio::sync::{Semaphore, SemaphorePermit};
@@ -56,6 +56,9 @@ pub(crate) struct GovernedBudget {
     workers: Semaphore,
     memory_kib: Semaphore,
     budget_kib: u64,
+    /// The largest per-call claim of the server's sources: idle pre-started workers never
+    /// take the room one such call needs ([`Admission::reserve_idle`]).
+    largest_claim_kib: AtomicU64,
 }
 
 impl GovernedBudget {
@@ -65,7 +68,15 @@ impl GovernedBudget {
             workers: Semaphore::new(gates.workers.clamp(1, Semaphore::MAX_PERMITS)),
             memory_kib: Semaphore::new(usize::try_from(budget_kib).unwrap_or(0)),
             budget_kib,
+            largest_claim_kib: AtomicU64::new(0),
         })
+    }
+
+    /// A source of this server claims `bytes` of memory per call (known before any source
+    /// reserves memory for idle workers).
+    pub(crate) fn expect_claim(&self, bytes: u64) {
+        self.largest_claim_kib
+            .fetch_max(kib(bytes), Ordering::Relaxed);
     }
 }
 
@@ -166,6 +177,7 @@ impl Admission {
         let server = governed.map(|claim| {
             let budget = budget.unwrap_or_else(|| GovernedBudget::new(gates));
             let claim_bytes = claim.memory_bytes.unwrap_or(0);
+            budget.expect_claim(claim_bytes);
             let over_capacity = kib(claim_bytes) > budget.budget_kib;
             ServerGate {
                 budget,
@@ -180,6 +192,44 @@ impl Admission {
             queue: gates.queue,
             retry_after: gates.retry_after,
             metrics,
+        }
+    }
+
+    /// Count `workers` idle pre-started v1 workers in the memory budget for as long as the
+    /// server runs: each waits in its own memory cgroup with its policy's limit, so it holds
+    /// that claim as a running call does. As many as fit are reserved while the budget keeps
+    /// room for one call of the largest claim of the server's sources; returns how many (the
+    /// pool is sized to that). Without a memory limit nothing is claimed, and without a
+    /// server gate (direct mode) there is nothing to count.
+    pub(crate) fn reserve_idle(&self, workers: usize) -> usize {
+        let Some(server) = &self.server else {
+            return workers;
+        };
+        let claim = u64::from(server.claim_kib);
+        if claim == 0 {
+            return workers;
+        }
+        let keep = server
+            .budget
+            .largest_claim_kib
+            .load(Ordering::Relaxed)
+            .max(claim);
+        let available = server.budget.memory_kib.available_permits() as u64;
+        let fit = usize::try_from(available.saturating_sub(keep) / claim).unwrap_or(usize::MAX);
+        let n = workers.min(fit);
+        let Ok(permits) = u32::try_from(claim * n as u64) else {
+            return 0;
+        };
+        if n == 0 {
+            return 0;
+        }
+        match server.budget.memory_kib.try_acquire_many(permits) {
+            Ok(reserved) => {
+                // Held for the server's lifetime, as the pool is.
+                reserved.forget();
+                n
+            }
+            Err(_) => 0,
         }
     }
 
@@ -297,114 +347,5 @@ impl Admission {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
-mod tests {
-    use super::*;
-
-    fn admission(gates: Gates, governed: Option<GovernedClaim>) -> Admission {
-        let metrics = Arc::new(Metrics::new(vec!["f".into(), "g".into()]));
-        Admission::new(["f", "g"], &gates, governed, None, metrics)
-    }
-
-    fn gates(concurrency: usize, queue: usize, workers: usize, memory_bytes: u64) -> Gates {
-        Gates {
-            concurrency,
-            queue,
-            retry_after: Duration::from_secs(1),
-            workers,
-            memory_bytes,
-        }
-    }
-
-    #[tokio::test]
-    async fn abandoned_waiters_give_their_queue_slot_back() {
-        let a = admission(gates(1, 2, 8, 1 << 30), None);
-        let running = a.enter("f").await.unwrap();
-        for _ in 0..5 {
-            // Two waiters start, and are dropped mid-wait (a client hanging up).
-            let w1 = a.enter("f");
-            let w2 = a.enter("f");
-            let polled =
-                tokio::time::timeout(Duration::from_millis(10), async { tokio::join!(w1, w2) })
-                    .await;
-            assert!(polled.is_err(), "waiters must still be waiting");
-            assert_eq!(a.metrics.queued.load(Ordering::Relaxed), 0);
-        }
-        // The queue is empty again: two more can wait, the third is refused.
-        let w1 = async { a.enter("f").await.is_ok() };
-        let w2 = async { a.enter("f").await.is_ok() };
-        let mut both = Box::pin(async { tokio::join!(w1, w2) });
-        assert!(futures_poll_once(&mut both).await.is_none());
-        assert!(matches!(a.enter("f").await, Err(Refused::Busy { .. })));
-        drop(running);
-        assert_eq!(both.await, (true, true));
-    }
-
-    async fn futures_poll_once<F: std::future::Future + Unpin>(f: &mut F) -> Option<F::Output> {
-        tokio::time::timeout(Duration::from_millis(10), f)
-            .await
-            .ok()
-    }
-
-    #[tokio::test]
-    async fn server_cap_spans_capabilities_and_counts_memory() {
-        // Workers cap 8, but memory fits only two 300 MiB workers in 700 MiB.
-        let claim = GovernedClaim {
-            memory_bytes: Some(300 << 20),
-        };
-        let a = admission(gates(8, 0, 8, 700 << 20), Some(claim));
-        let first = a.enter("f").await.unwrap();
-        let second = a.enter("g").await.unwrap();
-        assert_eq!(a.metrics.governed_workers.load(Ordering::Relaxed), 2);
-        assert_eq!(a.metrics.governed_memory.load(Ordering::Relaxed), 600 << 20);
-        // No queue: the third is refused at once, on either capability.
-        assert!(matches!(a.enter("f").await, Err(Refused::Busy { .. })));
-        assert!(matches!(a.enter("g").await, Err(Refused::Busy { .. })));
-        drop(first);
-        let third = a.enter("g").await.unwrap();
-        drop((second, third));
-        assert_eq!(a.metrics.governed_workers.load(Ordering::Relaxed), 0);
-        assert_eq!(a.metrics.governed_memory.load(Ordering::Relaxed), 0);
-    }
-
-    #[tokio::test]
-    async fn sources_share_one_budget() {
-        // Two sources (two policies), one server: 2 workers and 700 MiB for both together.
-        let g = gates(8, 0, 2, 700 << 20);
-        let metrics = Arc::new(Metrics::new(vec!["f".into(), "g".into()]));
-        let budget = GovernedBudget::new(&g);
-        let claim = |mib: u64| {
-            Some(GovernedClaim {
-                memory_bytes: Some(mib << 20),
-            })
-        };
-        let a = Admission::new(["f"], &g, claim(300), Some(budget.clone()), metrics.clone());
-        let b = Admission::new(["g"], &g, claim(300), Some(budget), metrics.clone());
-        let first = a.enter("f").await.unwrap();
-        let second = b.enter("g").await.unwrap();
-        // Each source alone would still have room; the server has none.
-        assert!(matches!(a.enter("f").await, Err(Refused::Busy { .. })));
-        assert!(matches!(b.enter("g").await, Err(Refused::Busy { .. })));
-        assert_eq!(metrics.governed_workers.load(Ordering::Relaxed), 2);
-        drop(first);
-        let third = b.enter("g").await.unwrap();
-        drop((second, third));
-        assert_eq!(metrics.governed_memory.load(Ordering::Relaxed), 0);
-    }
-
-    #[tokio::test]
-    async fn worker_cap_and_over_capacity() {
-        let unlimited = GovernedClaim { memory_bytes: None };
-        let a = admission(gates(8, 0, 1, 1 << 20), Some(unlimited));
-        let only = a.enter("f").await.unwrap();
-        assert!(matches!(a.enter("g").await, Err(Refused::Busy { .. })));
-        drop(only);
-        assert!(a.enter("g").await.is_ok());
-        let huge = GovernedClaim {
-            memory_bytes: Some(2 << 20),
-        };
-        let a = admission(gates(8, 8, 8, 1 << 20), Some(huge));
-        assert_eq!(a.enter("f").await.err(), Some(Refused::OverCapacity));
-        assert_eq!(a.enter("nope").await.err(), Some(Refused::Unknown));
-    }
-}
+#[path = "gate_tests.rs"]
+mod tests;

@@ -118,7 +118,6 @@ impl Invoker {
                     // A call is answered on its worker's response frame; the exit and the
                     // clean-up follow off the critical path (see `local::after`).
                     local.runtime().answer_before_exit();
-                    start_prestart(local, &spec);
                     let local = local.clone();
                     unenforceable = tokio::task::spawn_blocking(move || local.unenforceable())
                         .await
@@ -163,6 +162,9 @@ impl Invoker {
             budget,
             metrics.clone(),
         );
+        if let AnyExecutor::Local(local) = &executor {
+            start_prestart(local, &spec, &admission);
+        }
         Ok(Invoker {
             spec: Arc::new(spec),
             executor,
@@ -381,12 +383,29 @@ fn start_pool(oci: &OciExecutor, spec: &ServeSpec) {
 }
 
 /// v1: keep `spec.v1_prestart` pre-started workers per served module (after the start-up
-/// sweep, which `start_prestart` runs first).
-fn start_prestart(local: &crate::local::executor::LocalExecutor, spec: &ServeSpec) {
+/// sweep, which `start_prestart` runs first), as many as the governed memory budget holds
+/// while they wait (each counts its policy's memory limit; see `Admission::reserve_idle`).
+fn start_prestart(
+    local: &crate::local::executor::LocalExecutor,
+    spec: &ServeSpec,
+    admission: &Admission,
+) {
     if spec.v1_prestart == 0 {
         return;
     }
-    let config = crate::local::prestart::PrestartConfig::with_size(spec.v1_prestart);
+    let size = admission.reserve_idle(spec.v1_prestart);
+    if size < spec.v1_prestart {
+        eprintln!(
+            "apizr: the governed memory budget ({} MiB) holds {size} of {} pre-started worker(s) \
+             next to a running call (each idle worker counts its policy's memory limit)",
+            spec.gates.memory_bytes >> 20,
+            spec.v1_prestart
+        );
+    }
+    if size == 0 {
+        return;
+    }
+    let config = crate::local::prestart::PrestartConfig::with_size(size);
     if local.runtime().start_prestart(config) {
         eprintln!(
             "apizr: keeping {} pre-started worker(s) per module ready (--v1-prestart; 0 to start each call's worker cold)",

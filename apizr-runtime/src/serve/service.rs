@@ -138,6 +138,12 @@ impl Service {
             metrics = metrics.with_governed_limits(spec.gates.workers, spec.gates.memory_bytes);
         }
         let budget = GovernedBudget::new(&governed.map_or_else(Gates::default, |s| s.gates));
+        // Every source's claim is known before any of them reserves memory for idle workers.
+        for spec in &plan.specs {
+            if let ExecutionMode::Governed { policy, .. } = &spec.mode {
+                budget.expect_claim(policy.memory_bytes().unwrap_or(0));
+            }
+        }
         let metrics = Arc::new(metrics);
         let mut routes = BTreeMap::new();
         let mut invokers = Vec::with_capacity(plan.specs.len());
