@@ -153,6 +153,12 @@ pub struct InspectArgs {
     /// top-level statements harmless; `apizr.readiness/v2`, its own digest)
     #[arg(long, value_enum, default_value_t = Readiness::V1)]
     pub readiness: Readiness,
+
+    /// Directory of the wheels the bundle installs (as for `generate --wheelhouse`): under
+    /// `--readiness v2`, a declared distribution's import names are read from its wheel
+    /// (`PyYAML` installs `yaml`); directories only
+    #[arg(long, value_name = "DIR")]
+    pub wheelhouse: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

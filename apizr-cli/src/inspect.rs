@@ -23,6 +23,11 @@ pub fn run(args: &InspectArgs) -> anyhow::Result<ExitCode> {
     if args.source.is_dir() {
         return run_dir(args);
     }
+    if args.wheelhouse.is_some() {
+        return Ok(usage_error(
+            "`--wheelhouse` applies to a package directory (its declared distributions)",
+        ));
+    }
     let options = InspectOptions {
         strip_magics: args.strip_magics,
         // The text report and `--explain` show explanations; `--ir` and the envelope do not.
@@ -118,7 +123,14 @@ fn run_dir(args: &InspectArgs) -> anyhow::Result<ExitCode> {
             eprint!("\r\x1b[2Kinspecting: {}/{} files", p.done, p.total);
         }
     };
-    let result = project::inspect_dir_with_progress(&args.source, &options, &progress);
+    let provides = match &args.wheelhouse {
+        Some(dir) => match apizr_inspect::package::wheelhouse_imports(dir) {
+            Ok(provides) => provides,
+            Err(error) => return Ok(usage_error(&format!("--wheelhouse {error}"))),
+        },
+        None => Default::default(),
+    };
+    let result = project::inspect_dir_with_wheels(&args.source, &options, &progress, &provides);
     if show_progress {
         eprint!("\r\x1b[2K");
     }

@@ -254,6 +254,18 @@ pub fn inspect_dir_with_progress(
     options: &ProjectOptions,
     progress: &(dyn Fn(Progress) + Sync),
 ) -> Result<ProjectInspection, ProjectError> {
+    inspect_dir_with_wheels(root, options, progress, &Default::default())
+}
+
+/// [`inspect_dir_with_progress`]; under readiness v2, `provides` (import name → normalised
+/// distribution, [`crate::package::wheelhouse_imports`]) says which import names the declared
+/// distributions install.
+pub fn inspect_dir_with_wheels(
+    root: &Path,
+    options: &ProjectOptions,
+    progress: &(dyn Fn(Progress) + Sync),
+    provides: &std::collections::BTreeMap<String, String>,
+) -> Result<ProjectInspection, ProjectError> {
     let found = walk::collect(root).map_err(|e| ProjectError::Root {
         path: root.to_path_buf(),
         message: e.to_string(),
@@ -279,8 +291,9 @@ pub fn inspect_dir_with_progress(
             |found: &walk::Found, ctx: Option<&crate::readiness::v2::package::PackageContext>| {
                 inspect_found_in(found.clone(), options, ctx)
             };
-        let modules =
-            pool.install(|| packaged::inspect_all(&index, &declared, found, progress, &inspect));
+        let modules = pool.install(|| {
+            packaged::inspect_all(&index, (&declared, provides), found, progress, &inspect)
+        });
         return Ok(finish(modules));
     }
     let modules: Vec<ModuleEntry> = pool.install(|| {

@@ -390,3 +390,109 @@ fn dataclasses_inherit_the_fields_of_a_proved_dataclass_base_in_cpythons_order()
     .unwrap();
     assert_eq!(format!("[{}]", fields.join(", ")), python.trim());
 }
+
+/// Builds a wheel (a real zip, deflated, as pip writes them) with these file names.
+fn wheel(path: &std::path::Path, files: &[&str]) {
+    let script = "import sys, zipfile\n\
+                  with zipfile.ZipFile(sys.argv[1], 'w', zipfile.ZIP_DEFLATED) as z:\n\
+                  \x20   for name in sys.argv[2:]:\n\
+                  \x20       z.writestr(name, '# ' + name + '\\n' * 64)\n";
+    let status = std::process::Command::new("python3")
+        .args(["-c", script, path.to_str().unwrap()])
+        .args(files)
+        .status()
+        .unwrap();
+    assert!(status.success());
+}
+
+/// A distribution whose import name differs (`PyYAML` installs `yaml`): under v2 the import is
+/// declared only when the wheel the bundle installs says so — read from the wheel's file list,
+/// never guessed; without it the refusal names the declared distributions and `--wheelhouse`.
+#[test]
+fn import_names_of_declared_distributions_come_from_their_wheels() {
+    use apizr_inspect::package::{wheel_imports, wheelhouse_imports};
+    let tmp = tempfile::tempdir().unwrap();
+    let project = tmp.path().join("project");
+    std::fs::create_dir_all(&project).unwrap();
+    std::fs::write(project.join("requirements.txt"), "PyYAML>=6\n").unwrap();
+    std::fs::write(
+        project.join("app.py"),
+        "import yaml\n\n\ndef f(x: int) -> int:\n    return x\n",
+    )
+    .unwrap();
+    let wheels = tmp.path().join("wheels");
+    std::fs::create_dir_all(&wheels).unwrap();
+    // Files of a platform wheel: packages, an extension module, a `.data` purelib tree; the
+    // metadata and scripts install no import name.
+    let files = [
+        "yaml/__init__.py",
+        "yaml/composer.py",
+        "_yaml.cpython-311-x86_64-linux-gnu.so",
+        "PyYAML-6.0.1.data/purelib/yaml_extra/__init__.py",
+        "PyYAML-6.0.1.data/scripts/yamltool",
+        "PyYAML-6.0.1.dist-info/METADATA",
+        "PyYAML-6.0.1.dist-info/RECORD",
+    ];
+    let pyyaml = wheels.join("PyYAML-6.0.1-cp311-cp311-linux_x86_64.whl");
+    wheel(&pyyaml, &files);
+    let names = wheel_imports(&std::fs::read(&pyyaml).unwrap()).unwrap();
+    assert_eq!(
+        names.into_iter().collect::<Vec<_>>(),
+        ["_yaml", "yaml", "yaml_extra"]
+    );
+    let verdict = |provides: &std::collections::BTreeMap<String, String>| {
+        let options = ProjectOptions {
+            inspect: InspectOptions {
+                explain: true,
+                readiness: ReadinessPolicy::V2,
+                ..InspectOptions::default()
+            },
+            threads: Some(1),
+            keep_envelopes: true,
+        };
+        let project =
+            apizr_inspect::project::inspect_dir_with_wheels(&project, &options, &|_| {}, provides)
+                .unwrap();
+        let report = project.modules[0].result.as_ref().unwrap();
+        let envelope: serde_json::Value = serde_json::from_slice(&report.envelope).unwrap();
+        let assessment = &envelope["readiness"]["assessments"][0];
+        let codes: Vec<String> = assessment["dimensions"]["execution"]["reasons"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["code"].as_str().unwrap().to_string())
+            .collect();
+        let explanation = report.explanation.as_ref().unwrap();
+        let fixes: Vec<String> = explanation
+            .module_reasons
+            .iter()
+            .chain(explanation.capabilities.iter().flat_map(|c| &c.reasons))
+            .map(|r| r.fix.clone())
+            .collect();
+        (
+            assessment["state"].as_str().unwrap().to_string(),
+            codes,
+            fixes.join("\n"),
+        )
+    };
+    // No wheel: refused, saying what was declared and how to make the mapping known.
+    let (state, codes, fixes) = verdict(&Default::default());
+    assert_ne!(state, "ready");
+    assert_eq!(codes, ["APIZR-READY-015"]);
+    assert!(fixes.contains("(declared here: pyyaml)"), "{fixes}");
+    assert!(fixes.contains("--wheelhouse DIR"), "{fixes}");
+    // The wheel of the declared distribution installs `yaml`: ready, explicitly (READY-020).
+    let provides = wheelhouse_imports(&wheels).unwrap();
+    assert_eq!(provides.get("yaml").map(String::as_str), Some("pyyaml"));
+    let (state, codes, _) = verdict(&provides);
+    assert_eq!(
+        (state.as_str(), codes),
+        ("ready", vec!["APIZR-READY-020".to_string()])
+    );
+    // A wheel of a distribution the project does not declare proves nothing.
+    std::fs::remove_file(&pyyaml).unwrap();
+    wheel(&wheels.join("yamlish-1.0-py3-none-any.whl"), &files[..2]);
+    let (state, codes, _) = verdict(&wheelhouse_imports(&wheels).unwrap());
+    assert_ne!(state, "ready");
+    assert_eq!(codes, ["APIZR-READY-015"]);
+}

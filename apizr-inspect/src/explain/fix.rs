@@ -60,7 +60,14 @@ pub fn fix(module: &Module, finding: &Finding, symbol: Option<&str>) -> String {
             problem,
         } => {
             let written = module.written_module(*range, *statement, *level);
-            import_fix(&written, &module.text(*statement), *problem, symbol)
+            let declared = module.rules.declared();
+            import_fix(
+                &written,
+                &module.text(*statement),
+                *problem,
+                symbol,
+                &declared,
+            )
         }
         Evidence::Declared { distributions, .. } => format!(
             "nothing to change: `{}` is declared by the project, so readiness v2 counts the \
@@ -322,6 +329,7 @@ fn import_fix(
     statement: &str,
     problem: ImportProblem,
     symbol: Option<&str>,
+    declared: &[String],
 ) -> String {
     let root = written.split('.').next().unwrap_or(written);
     let whose = match symbol {
@@ -360,7 +368,13 @@ fn import_fix(
             "{whose} `{root}`, which is neither in the standard library nor declared by the \
              project: declare its distribution in `pyproject.toml` (`[project] dependencies`) or \
              `requirements.txt` so the bundle installs it, or serve functions from a module that \
-             does not import it"
+             does not import it. A declared distribution installing `{root}` under another \
+             name (`PyYAML` installs `yaml`) counts only when its wheel says so: pass the wheels \
+             the bundle installs with `--wheelhouse DIR`{declared}",
+            declared = match declared {
+                [] => String::new(),
+                names => format!(" (declared here: {})", names.join(", ")),
+            }
         ),
         ImportProblem::MissingName => format!(
             "`{statement}` imports a name `{written}` does not bind on every path \

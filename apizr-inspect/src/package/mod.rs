@@ -37,6 +37,7 @@ pub mod requirements;
 mod resolve;
 #[cfg(test)]
 mod tests;
+mod wheels;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -44,6 +45,7 @@ use std::path::{Path, PathBuf};
 pub use declared::declared_dependencies;
 pub use requirements::{Requirements, RequirementsError};
 pub use resolve::{ImportTarget, ImportTime, ResolvedImport};
+pub use wheels::{WheelError, wheel_imports, wheelhouse_imports};
 
 use crate::error::InspectError;
 

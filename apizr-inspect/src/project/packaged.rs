@@ -15,7 +15,7 @@
 //!
 //! Both passes run each level in parallel; the order of entries is the walk's.
 
-use std::collections::{BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use rayon::prelude::*;
@@ -31,7 +31,7 @@ type Inspect<'f> =
 /// Every entry of `found` (sorted by path), assessed package-aware.
 pub(super) fn inspect_all(
     index: &PackageIndex,
-    declared: &BTreeSet<String>,
+    (declared, provides): (&BTreeSet<String>, &BTreeMap<String, String>),
     found: Vec<Found>,
     progress: &(dyn Fn(Progress) + Sync),
     inspect: &Inspect,
@@ -84,6 +84,7 @@ pub(super) fn inspect_all(
             closure_safe: None,
             closure_unsafe: graph.running_any(index, &names, &not_proved),
             declared,
+            provides,
         };
         let results: Vec<(usize, ModuleEntry, Option<PackageOutcome>)> = level
             .par_iter()
@@ -125,6 +126,7 @@ pub(super) fn inspect_all(
         closure_safe: Some(closure_safe),
         closure_unsafe: HashSet::new(),
         declared,
+        provides,
     };
     // The first verdict stands unless it assumed a closure that is not safe, or needed
     // exports that are known now.

@@ -325,6 +325,14 @@ impl<'a> ModuleRules<'a> {
         findings
     }
 
+    /// The distributions the package declares (normalised; empty outside a package).
+    pub fn declared(&self) -> Vec<String> {
+        self.package
+            .as_ref()
+            .map(|p| p.ctx.declared.iter().cloned().collect())
+            .unwrap_or_default()
+    }
+
     /// The `structured_types` member: every TypedDict candidate, sorted by name.
     pub fn structured_types(&self) -> Vec<StructuredType> {
         let mut types: Vec<StructuredType> = self

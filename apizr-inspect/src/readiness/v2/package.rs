@@ -33,9 +33,11 @@
 //!
 //! Third-party imports are accepted only for distributions the project declares
 //! ([`crate::package::declared_dependencies`]); the assessment then carries READY-020, never silently.
+//! An import name is a declared distribution's when it is that name (PEP 503 normalised) or
+//! when the distribution's wheel installs it ([`PackageContext::provides`]); never guessed.
 
 use std::cell::RefCell;
-use std::collections::{BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 use ruff_text_size::TextRange;
 
@@ -63,6 +65,9 @@ pub struct PackageContext<'i> {
     pub closure_unsafe: HashSet<String>,
     /// Normalised names of the distributions the project declares.
     pub declared: &'i BTreeSet<String>,
+    /// Import name → normalised distribution, from the wheels the bundle installs
+    /// ([`crate::package::wheelhouse_imports`]): `yaml` → `pyyaml`. Empty without a wheelhouse.
+    pub provides: &'i BTreeMap<String, String>,
 }
 
 /// The package-aware verdict on one import statement.
@@ -235,6 +240,16 @@ impl<'c> ModulePackage<'c> {
                 false => Verdict::Accept,
             },
             ImportTarget::External(top) if self.ctx.declared.contains(&normalise(top)) => {
+                Verdict::Declared(vec![top.clone()])
+            }
+            // A declared distribution whose wheel installs this import name.
+            ImportTarget::External(top)
+                if self
+                    .ctx
+                    .provides
+                    .get(top)
+                    .is_some_and(|d| self.ctx.declared.contains(d)) =>
+            {
                 Verdict::Declared(vec![top.clone()])
             }
             ImportTarget::External(_) => Verdict::Refuse(ImportProblem::Undeclared),

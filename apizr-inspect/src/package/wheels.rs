@@ -1,0 +1,155 @@
+//! Which import names a declared distribution provides, read from its wheel — never guessed.
+//!
+//! A distribution's name need not be the name its code is imported by (`PyYAML` installs
+//! `yaml` and `_yaml`). The exact mapping is what the wheel installs: every file of a wheel
+//! goes to `site-packages` under its own path, except the `*.dist-info/` directory (metadata)
+//! and `*.data/<scheme>/` (only `purelib`/`platlib` land in `site-packages`). So the import
+//! names are the first components of those paths: a directory (`yaml/__init__.py` → `yaml`)
+//! or a module file (`six.py` → `six`, `_yaml.cpython-311-x86_64-linux-gnu.so` → `_yaml`).
+//! The paths are read from the zip's central directory, which stores names uncompressed, so
+//! no file is decompressed; the distribution is the wheel file name's first component (the
+//! wheel naming convention, PEP 427), normalised as pip compares names.
+//!
+//! The wheels are the ones the bundle installs (`generate --wheelhouse DIR`), given to
+//! `inspect DIR --readiness v2 --wheelhouse DIR` too, so readiness and the image agree.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
+use crate::readiness::v2::package::normalise;
+
+/// Largest wheel read (the central directory is at its end; the whole file is read).
+const MAX_WHEEL_BYTES: u64 = 256 << 20;
+
+/// A wheel or wheelhouse that cannot be read; the message names the file.
+#[derive(Debug, thiserror::Error)]
+#[error("{path}: {message}")]
+pub struct WheelError {
+    pub path: String,
+    pub message: String,
+}
+
+/// Import name → normalised distribution name, for every `*.whl` directly in `dir`.
+pub fn wheelhouse_imports(dir: &Path) -> Result<BTreeMap<String, String>, WheelError> {
+    let failed = |path: &Path, message: String| WheelError {
+        path: path.display().to_string(),
+        message,
+    };
+    let entries = std::fs::read_dir(dir).map_err(|e| failed(dir, e.to_string()))?;
+    let mut wheels: Vec<_> = entries
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "whl"))
+        .collect();
+    wheels.sort();
+    let mut out = BTreeMap::new();
+    for wheel in wheels {
+        let size = std::fs::metadata(&wheel).map_err(|e| failed(&wheel, e.to_string()))?;
+        if size.len() > MAX_WHEEL_BYTES {
+            return Err(failed(
+                &wheel,
+                format!("larger than {MAX_WHEEL_BYTES} bytes"),
+            ));
+        }
+        let bytes = std::fs::read(&wheel).map_err(|e| failed(&wheel, e.to_string()))?;
+        let name = wheel.file_name().and_then(|n| n.to_str()).unwrap_or("");
+        let distribution = name
+            .split('-')
+            .next()
+            .filter(|d| !d.is_empty() && name.matches('-').count() >= 4)
+            .ok_or_else(|| {
+                failed(
+                    &wheel,
+                    "not a wheel file name (`{distribution}-{version}-{python}-{abi}-{platform}.whl`)"
+                        .into(),
+                )
+            })?;
+        for import in wheel_imports(&bytes).map_err(|m| failed(&wheel, m))? {
+            out.insert(import, normalise(distribution));
+        }
+    }
+    Ok(out)
+}
+
+/// The top-level import names a wheel's files install (see the module documentation).
+pub fn wheel_imports(zip: &[u8]) -> Result<BTreeSet<String>, String> {
+    let mut out = BTreeSet::new();
+    for path in central_directory(zip)? {
+        let mut parts = path.split('/');
+        let Some(first) = parts.next() else { continue };
+        let installed = if first.ends_with(".dist-info") {
+            continue;
+        } else if first.ends_with(".data") {
+            match (parts.next(), parts.next()) {
+                (Some("purelib" | "platlib"), Some(rest)) if !rest.is_empty() => {
+                    let last = parts.next().is_none();
+                    (rest, last)
+                }
+                _ => continue,
+            }
+        } else {
+            (first, parts.next().is_none())
+        };
+        let (component, is_file) = installed;
+        let module = match is_file {
+            // A module file: its name up to the first dot (`six.py`, `_yaml.cpython-311-….so`).
+            true => match component.split_once('.') {
+                Some((stem, ext)) if is_module_suffix(ext) => stem,
+                _ => continue,
+            },
+            false => component,
+        };
+        if is_identifier(module) {
+            out.insert(module.to_string());
+        }
+    }
+    Ok(out)
+}
+
+fn is_module_suffix(ext: &str) -> bool {
+    ext == "py" || ext == "pyc" || ext.ends_with("so") || ext == "pyd"
+}
+
+fn is_identifier(name: &str) -> bool {
+    let mut chars = name.chars();
+    chars.next().is_some_and(|c| c == '_' || c.is_alphabetic())
+        && chars.all(|c| c == '_' || c.is_alphanumeric())
+}
+
+/// The file names of a zip archive's central directory (no ZIP64: wheels of that size are
+/// refused by the size bound first).
+fn central_directory(zip: &[u8]) -> Result<Vec<String>, String> {
+    const END: u32 = 0x0605_4b50;
+    const ENTRY: u32 = 0x0201_4b50;
+    let u16_at = |at: usize| -> Option<usize> {
+        zip.get(at..at + 2)
+            .map(|b| usize::from(u16::from_le_bytes([b[0], b[1]])))
+    };
+    let u32_at = |at: usize| -> Option<u32> {
+        zip.get(at..at + 4)
+            .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+    };
+    let bad = || "not a zip archive (no central directory)".to_string();
+    // The end record is the last 22 bytes plus a comment of at most 65535 bytes.
+    let lowest = zip.len().saturating_sub(22 + 65535);
+    let end = (lowest..zip.len().saturating_sub(21))
+        .rev()
+        .find(|&at| u32_at(at) == Some(END))
+        .ok_or_else(bad)?;
+    let count = u16_at(end + 10).ok_or_else(bad)?;
+    let offset = u32_at(end + 16).ok_or_else(bad)?;
+    let mut at = usize::try_from(offset).map_err(|_| bad())?;
+    let mut names = Vec::with_capacity(count);
+    for _ in 0..count {
+        if u32_at(at) != Some(ENTRY) {
+            return Err(bad());
+        }
+        let name_len = u16_at(at + 28).ok_or_else(bad)?;
+        let extra_len = u16_at(at + 30).ok_or_else(bad)?;
+        let comment_len = u16_at(at + 32).ok_or_else(bad)?;
+        let name = zip.get(at + 46..at + 46 + name_len).ok_or_else(bad)?;
+        names.push(String::from_utf8_lossy(name).into_owned());
+        at += 46 + name_len + extra_len + comment_len;
+    }
+    Ok(names)
+}
