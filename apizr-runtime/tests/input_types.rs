@@ -100,6 +100,20 @@ fn check(executor: &AnyExecutor, contracts: &[InvocationContract], executable: &
     }
 }
 
+/// The governed executor (a fresh sandboxed worker per call, default v1 execution policy) and
+/// its temp root (removed when dropped).
+fn governed(tag: &str) -> (AnyExecutor, common::TempRoot) {
+    let root = common::temp_root(tag);
+    let config = apizr_runtime::RuntimeConfig {
+        launcher: apizr_runtime::LauncherLocation::Binary(
+            env!("CARGO_BIN_EXE_apizr-launch").into(),
+        ),
+        temp_root: root.to_path_buf(),
+        ..apizr_runtime::RuntimeConfig::default()
+    };
+    (AnyExecutor::local(Default::default(), config), root)
+}
+
 #[test]
 fn enum_dataclass_namedtuple_and_literal_arguments_reach_python_as_instances() {
     let contracts = contracts();
@@ -132,15 +146,7 @@ fn enum_dataclass_namedtuple_and_literal_arguments_reach_python_as_instances() {
         &executable,
     );
     // Governed: a fresh sandboxed worker per call under the default v1 execution policy.
-    let root = common::temp_root("input-types");
-    let config = apizr_runtime::RuntimeConfig {
-        launcher: apizr_runtime::LauncherLocation::Binary(
-            env!("CARGO_BIN_EXE_apizr-launch").into(),
-        ),
-        temp_root: root.to_path_buf(),
-        ..apizr_runtime::RuntimeConfig::default()
-    };
-    let governed = AnyExecutor::local(Default::default(), config);
+    let (governed, _root) = governed("input-types");
     let (function, arguments, expected) = CALLS[0];
     let contract = contracts.iter().find(|c| c.name == function).unwrap();
     let call =
@@ -202,15 +208,7 @@ fn classes_of_sibling_modules_reach_python_as_instances_of_their_own_module() {
         files,
         ..Default::default()
     });
-    let root = common::temp_root("input-types-package");
-    let config = apizr_runtime::RuntimeConfig {
-        launcher: apizr_runtime::LauncherLocation::Binary(
-            env!("CARGO_BIN_EXE_apizr-launch").into(),
-        ),
-        temp_root: root.to_path_buf(),
-        ..apizr_runtime::RuntimeConfig::default()
-    };
-    let governed = AnyExecutor::local(Default::default(), config);
+    let (governed, _root) = governed("input-types-package");
     for (function, arguments, expected) in [
         (
             "move",
