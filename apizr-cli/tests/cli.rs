@@ -577,3 +577,78 @@ fn directory_mode_rejects_single_file_options() {
     assert_eq!(code(&out), 2);
     assert!(stderr(&out).contains("--module-name"));
 }
+
+/// `inspect DIR --readiness v2 --wheelhouse W`: the wheels say which import names the declared
+/// distributions install (`PyYAML` → `yaml`: ready with declared dependencies, READY-020);
+/// a missing wheelhouse, a file that is not a wheel, or the flag on a single file are exit 2
+/// naming what is wrong.
+#[test]
+fn inspect_reads_import_names_from_the_wheelhouse_and_refuses_bad_ones() {
+    let tmp = scratch("wheelhouse");
+    let project = tmp.join("project");
+    let wheels = tmp.join("wheels");
+    fs::create_dir_all(&project).unwrap();
+    fs::create_dir_all(&wheels).unwrap();
+    fs::write(project.join("requirements.txt"), "PyYAML>=6\n").unwrap();
+    let app = project.join("app.py");
+    fs::write(
+        &app,
+        "import yaml\n\n\ndef f(x: int) -> int:\n    return x\n",
+    )
+    .unwrap();
+    let wheel = wheels.join("PyYAML-6.0.1-py3-none-any.whl");
+    let script = "import sys, zipfile\n\
+                  with zipfile.ZipFile(sys.argv[1], 'w', zipfile.ZIP_DEFLATED) as z:\n\
+                  \x20   z.writestr('yaml/__init__.py', '')\n\
+                  \x20   z.writestr('PyYAML-6.0.1.dist-info/METADATA', 'Name: PyYAML\\n')\n";
+    let status = Command::new("python3")
+        .args(["-c", script, wheel.to_str().unwrap()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let (dir, wheels_arg) = (project.to_str().unwrap(), wheels.to_str().unwrap());
+    let codes = |out: &Output| String::from_utf8_lossy(&out.stdout).to_string();
+    let without = apizr(&["inspect", dir, "--readiness", "v2"]);
+    assert!(
+        codes(&without).contains("APIZR-READY-015"),
+        "{}",
+        codes(&without)
+    );
+    let with = apizr(&[
+        "inspect",
+        dir,
+        "--readiness",
+        "v2",
+        "--wheelhouse",
+        wheels_arg,
+    ]);
+    assert!(codes(&with).contains("APIZR-READY-020"), "{}", codes(&with));
+    assert!(
+        !codes(&with).contains("APIZR-READY-015"),
+        "{}",
+        codes(&with)
+    );
+    // Bad input: exit 2 with the path.
+    let missing = tmp.join("missing");
+    fs::write(wheels.join("notes-1.0-py3-none-any.whl"), "not a zip").unwrap();
+    for (args, expected) in [
+        (
+            ["inspect", dir, "--wheelhouse", missing.to_str().unwrap()],
+            missing.display().to_string(),
+        ),
+        (
+            ["inspect", dir, "--wheelhouse", wheels_arg],
+            "notes-1.0-py3-none-any.whl: not a zip archive".to_string(),
+        ),
+        (
+            ["inspect", app.to_str().unwrap(), "--wheelhouse", wheels_arg],
+            "`--wheelhouse` applies to a package directory".to_string(),
+        ),
+    ] {
+        let out = apizr(&args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains(&expected), "{args:?}: {stderr}");
+    }
+    let _ = fs::remove_dir_all(&tmp);
+}
