@@ -565,4 +565,50 @@ fn readiness_v2_generates_what_v1_refuses() {
     assert!(openapi.contains("area"), "{openapi}");
     let readiness = std::fs::read_to_string(tmp.path().join("v2/readiness.json")).unwrap();
     assert!(readiness.contains("apizr.readiness/v2"), "{readiness}");
+    // A module of a package directory taking a dataclass of a sibling module: the generated
+    // project's contract names the class in its real module (the worker builds it from
+    // there) and its OpenAPI document has the class's exact schema.
+    let package = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../apizr-inspect/tests/data/input_types_pkg"
+    );
+    let pkg = [
+        "generate",
+        "rest",
+        package,
+        "--select",
+        "shop.api:move",
+        "--allow-conditional",
+        "--output-dir",
+        "pkg",
+        "--no-lockfile",
+        "--readiness",
+        "v2",
+    ];
+    let (code, _, stderr) = run(tmp.path(), &pkg);
+    assert_eq!(code, 0, "{stderr}");
+    let openapi = std::fs::read_to_string(tmp.path().join("pkg/openapi.json")).unwrap();
+    let point = r#""additionalProperties":false,"properties":{"x":{"type":"integer"},"y":{"type":"integer"}},"required":["x"],"type":"object""#;
+    let compact: String = openapi.split_whitespace().collect();
+    assert!(compact.contains(point), "{openapi}");
+    let bundle = walk_text(&tmp.path().join("pkg"));
+    assert!(
+        bundle.contains(r#""module":"shop.models""#)
+            || bundle.contains(r#""module": "shop.models""#),
+        "no contract names shop.models"
+    );
+}
+
+/// Every UTF-8 file under `dir`, concatenated.
+fn walk_text(dir: &std::path::Path) -> String {
+    let mut out = String::new();
+    for entry in std::fs::read_dir(dir).unwrap().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            out.push_str(&walk_text(&path));
+        } else if let Ok(text) = std::fs::read_to_string(&path) {
+            out.push_str(&text);
+        }
+    }
+    out
 }
