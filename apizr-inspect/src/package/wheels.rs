@@ -153,3 +153,77 @@ fn central_directory(zip: &[u8]) -> Result<Vec<String>, String> {
     }
     Ok(names)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// A stored (uncompressed) zip with these names, written by hand: local headers, central
+    /// directory, end record.
+    fn zip(names: &[&str]) -> Vec<u8> {
+        let (mut out, mut central) = (Vec::new(), Vec::new());
+        for name in names {
+            let offset = u32::try_from(out.len()).unwrap_or(u32::MAX);
+            let len = u16::try_from(name.len()).unwrap_or(u16::MAX);
+            out.extend(0x0403_4b50u32.to_le_bytes());
+            out.extend([0u8; 22]);
+            out.extend(len.to_le_bytes());
+            out.extend(0u16.to_le_bytes());
+            out.extend(name.as_bytes());
+            central.extend(0x0201_4b50u32.to_le_bytes());
+            central.extend([0u8; 24]);
+            central.extend(len.to_le_bytes());
+            central.extend([0u8; 12]);
+            central.extend(offset.to_le_bytes());
+            central.extend(name.as_bytes());
+        }
+        let at = u32::try_from(out.len()).unwrap_or(u32::MAX);
+        let count = u16::try_from(names.len()).unwrap_or(u16::MAX);
+        let size = u32::try_from(central.len()).unwrap_or(u32::MAX);
+        out.extend(central);
+        out.extend(0x0605_4b50u32.to_le_bytes());
+        out.extend([0u8; 4]);
+        out.extend(count.to_le_bytes());
+        out.extend(count.to_le_bytes());
+        out.extend(size.to_le_bytes());
+        out.extend(at.to_le_bytes());
+        out.extend(0u16.to_le_bytes());
+        out
+    }
+
+    #[test]
+    fn import_names_are_the_installed_top_level_names() {
+        let wheel = zip(&[
+            "six.py",
+            "pkg/",
+            "pkg/a.py",
+            "_ext.cpython-311-x86_64-linux-gnu.so",
+            "six-1.0.dist-info/RECORD",
+            "six-1.0.data/platlib/native/__init__.py",
+            "six-1.0.data/headers/x.h",
+            "README.txt",
+            "not-a-name/x.py",
+        ]);
+        let names: Vec<String> = wheel_imports(&wheel).into_iter().flatten().collect();
+        assert_eq!(names, ["_ext", "native", "pkg", "six"]);
+    }
+
+    proptest! {
+        /// Wheel bytes are input: any bytes, or a real archive cut or altered anywhere, give
+        /// names or an error, never a panic.
+        #[test]
+        fn any_bytes_never_panic(bytes in proptest::collection::vec(any::<u8>(), 0..512),
+                                 cut in 0usize..400, flip in 0usize..400) {
+            let _ = wheel_imports(&bytes);
+            let mut real = zip(&["a/__init__.py", "b.py", "c-1.dist-info/RECORD"]);
+            real.truncate(cut.max(1).min(real.len()));
+            let _ = wheel_imports(&real);
+            let mut altered = zip(&["a/__init__.py", "b.py"]);
+            if let Some(byte) = altered.get_mut(flip % 200) {
+                *byte ^= 0xff;
+            }
+            let _ = wheel_imports(&altered);
+        }
+    }
+}
