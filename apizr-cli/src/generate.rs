@@ -1,6 +1,6 @@
 //! `apizr generate rest|mcp SOURCE --output-dir DIR`: a deployable Rust server project for the
-//! selected capabilities of one Python file or notebook, or of one module of a package
-//! directory (`DIR --select pkg.mod:func,…`, [`apizr_codegen::package`]).
+//! selected capabilities of one Python file or notebook, or of modules of a package directory
+//! (`DIR --select pkg.mod:func,pkg.other:g,…`, [`apizr_codegen::package`]).
 //!
 //! The generator is the `apizr-codegen` library (everything but the final write is a pure
 //! function over bytes). This layer reads the inputs, maps errors to the reference's exit
@@ -44,7 +44,7 @@ pub struct GenerateArgs {
     #[arg(long, value_name = "NAME")]
     pub module_name: Option<String>,
     /// Comma-separated capability names or IDs (default: all); for a package directory,
-    /// `pkg.mod:func,pkg.mod:other` (one module)
+    /// `pkg.mod:func,pkg.other:g` (functions of one or more of its modules, one per name)
     #[arg(long, value_name = "NAMES")]
     pub select: Option<String>,
     /// A package's requirements are installed in the image offline from the wheels of DIR
@@ -157,8 +157,9 @@ fn generate(transport: Transport, args: &GenerateArgs) -> Result<String, Generat
     Ok(generated.summary)
 }
 
-/// A package directory: the module `--select` names, its import closure, its requirements
-/// and (`--wheelhouse`) the wheels to install them from.
+/// A package directory: the modules `--select` names (the first is the request's source), the
+/// union of their import closures, their requirements and (`--wheelhouse`) the wheels to
+/// install them from.
 fn package_source(
     args: &GenerateArgs,
 ) -> Result<(PackageInput, Option<ServedPackage>), GenerateError> {
@@ -169,24 +170,16 @@ fn package_source(
                 .into(),
         ));
     }
-    let mut inputs = apizr_inspect::on_inspect_stack(|| {
+    let inputs = apizr_inspect::on_inspect_stack(|| {
         apizr_codegen::package::load(&args.source, args.select.as_deref())
     })
     .map_err(|e| GenerateError::Io(e.to_string()))??;
-    // A generated project binds one executable (see `apizr_codegen::package`).
-    if inputs.len() > 1 {
-        let modules: Vec<&str> = inputs.iter().map(|i| i.module.as_str()).collect();
-        return Err(GenerateError::Input(format!(
-            "--select names functions of {} modules ({}); a generated project serves one \
-             module (its bundle binds one executable): generate one project per module, or \
-             serve them together with apizr serve",
-            modules.len(),
-            modules.join(", ")
-        )));
-    }
-    let input = inputs.remove(0);
+    // Every module of a directory shares its requirements.
+    let declared = inputs
+        .first()
+        .is_some_and(|i| !i.requirements.specifiers.is_empty());
     let wheelhouse = match &args.wheelhouse {
-        Some(dir) if input.requirements.specifiers.is_empty() => {
+        Some(dir) if !declared => {
             return Err(GenerateError::Input(format!(
                 "--wheelhouse {}: {} declares no requirements (pyproject.toml [project] \
                  dependencies or requirements.txt)",
@@ -197,13 +190,13 @@ fn package_source(
         Some(dir) => read_wheelhouse(dir)?,
         None => BTreeMap::new(),
     };
-    // `None`: a module that stands alone, generated as its file would be (same bytes).
-    let package = input.files.clone().map(|files| ServedPackage {
-        files,
-        requirements: input.requirements.specifiers.clone(),
-        wheelhouse,
-        root: Some(args.source.clone()),
-    });
+    // One module that stands alone: no package (generated as its file would be, same bytes);
+    // several modules: one bundle of their closures. The directory resolves types imported
+    // from its other modules (readiness v2).
+    let (input, mut package) = apizr_codegen::package::served(inputs, wheelhouse)?;
+    if let Some(package) = &mut package {
+        package.root = Some(args.source.clone());
+    }
     Ok((input, package))
 }
 

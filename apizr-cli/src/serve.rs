@@ -120,7 +120,7 @@ pub struct ServeArgs {
     #[arg(long, value_name = "NAME")]
     pub module_name: Option<String>,
     /// Comma-separated function names or capability IDs (default: all; all must be READY);
-    /// for a package directory `pkg.mod:func,pkg.mod:other` (one module)
+    /// for a package directory `pkg.mod:func,pkg.other:g` (one or more of its modules)
     #[arg(long, value_name = "NAMES")]
     pub select: Option<String>,
     /// Also serve selected `conditional` capabilities (needs --select; their reasons are
@@ -195,9 +195,9 @@ fn serve_interpreter(args: &InterpreterServeArgs) -> anyhow::Result<ExitCode> {
 /// spec, or for a package directory one per selected module.
 pub fn build_specs(args: &ServeArgs) -> anyhow::Result<Vec<ServeSpec>> {
     if let Some(dir) = &args.bundle {
-        return Ok(vec![
-            ServeSpec::from_bundle_dir(dir).map_err(|e| anyhow!(e))?,
-        ]);
+        // One source, or one per module of a package's bundle.
+        let plan = ServicePlan::from_bundle_dir(dir).map_err(|e| anyhow!(e))?;
+        return Ok(plan.specs);
     }
     let (bytes, kind, module) = match &args.source {
         Some(path) if path.is_dir() => {

@@ -1,10 +1,12 @@
 //! A governed (v1) image of a module of a package on the real Docker engine, as a user runs it.
 //!
 //! `apizr generate rest tests/fixtures/generate/governed/src --select
-//! netcheck.checks:add,netcheck.checks:reach --allow-conditional --wheelhouse W` under
-//! `network: deny`: `add` needs a sibling module (a relative import), `reach` a third-party
-//! distribution the package's `pyproject.toml` requires, from a pure-Python wheel this test
-//! builds into W (no index, no network; pip comes from a wheel too, the base image has none).
+//! netcheck.checks:add,netcheck.checks:reach,netcheck.arith:plus --allow-conditional
+//! --wheelhouse W` under `network: deny`: `add` needs a sibling module (a relative import),
+//! `reach` a third-party distribution the package's `pyproject.toml` requires, from a
+//! pure-Python wheel this test builds into W (no index, no network; pip comes from a wheel too,
+//! the base image has none), and `plus` is a function of a second module, so the one bundle
+//! holds both modules (`package.modules`) and the server runs each in its own module.
 //! The project is built (moved, `--locked --offline`) and turned into an image on the offline
 //! base image twice: with `docker build` (the Dockerfile's `RUN sh python/install.sh`) and with
 //! `apizr image build --project --binary` (the same script, run by the Engine API in a helper
@@ -92,7 +94,7 @@ fn generated_governed_image_is_never_ready_under_the_default_profile_and_enforce
         Some(policy),
         &[
             "--select",
-            "netcheck.checks:add,netcheck.checks:reach",
+            "netcheck.checks:add,netcheck.checks:reach,netcheck.arith:plus",
             "--allow-conditional",
             "--wheelhouse",
             wheelhouse.to_str().unwrap(),
@@ -107,6 +109,20 @@ fn generated_governed_image_is_never_ready_under_the_default_profile_and_enforce
     ] {
         assert!(dir.join(file).is_file(), "{file}");
     }
+    // Two modules in one bundle: each bound to its own capabilities (the closures overlap in
+    // `netcheck/__init__.py` and `netcheck/arith.py`, held once).
+    let manifest: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.join("apizr-rest.json")).unwrap()).unwrap();
+    let modules: Vec<(&str, usize)> = manifest["package"]["modules"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| {
+            let module = m["source"]["module"].as_str().unwrap();
+            (module, m["capabilities"].as_array().unwrap().len())
+        })
+        .collect();
+    assert_eq!(modules, [("netcheck.checks", 2), ("netcheck.arith", 1)]);
     let profile = dir.join("seccomp.json");
     assert!(profile.is_file(), "governed v1 projects ship seccomp.json");
     let id = std::process::id();
@@ -166,11 +182,11 @@ fn generated_governed_image_is_never_ready_under_the_default_profile_and_enforce
         "{}",
         String::from_utf8_lossy(&venv.stderr)
     );
-    for capability in ["add", "reach"] {
-        let body = if capability == "add" {
-            r#"{"a":1,"b":2}"#
-        } else {
+    for capability in ["add", "reach", "plus"] {
+        let body = if capability == "reach" {
             r#"{"port":8000}"#
+        } else {
+            r#"{"a":1,"b":2}"#
         };
         assert_eq!(
             call(&confined, capability, body),
@@ -192,7 +208,7 @@ fn generated_governed_image_is_never_ready_under_the_default_profile_and_enforce
         .collect();
     assert_eq!(
         records.len(),
-        2,
+        3,
         "one audit record per refused call: {audit}"
     );
     for record in &records {
@@ -222,6 +238,11 @@ fn generated_governed_image_is_never_ready_under_the_default_profile_and_enforce
     assert_eq!(
         call(&profiled, "add", r#"{"a":1,"b":2}"#),
         (200, "3".into())
+    );
+    // The second module's function, from its own module's workers.
+    assert_eq!(
+        call(&profiled, "plus", r#"{"a":2,"b":3}"#),
+        (200, "5".into())
     );
     // The attack works from the container itself (its loopback, the server's own port) ...
     let baseline = Command::new("docker")

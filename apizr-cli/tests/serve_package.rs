@@ -109,7 +109,7 @@ fn serves_classes_imported_from_sibling_modules_under_readiness_v2() {
 /// Functions of two modules in one server: each module is a source of its own (its executable,
 /// its closure and digests, its workers), so each capability runs in its own module — `whoami`
 /// and `whoareyou` have the same body and answer with their own module's name, and only
-/// `kit.alpha` imports the sibling `kit.base`. `generate` refuses two modules (exit 2).
+/// `kit.alpha` imports the sibling `kit.base`.
 #[test]
 fn serves_functions_of_two_modules_each_in_its_own_module() {
     let root = tmp("two-modules");
@@ -150,28 +150,228 @@ fn serves_functions_of_two_modules_each_in_its_own_module() {
             "{extra:?}"
         );
     }
-    // generate binds one executable per project: two modules are refused, naming the way.
+    let _ = std::fs::remove_dir_all(&root);
+}
+
+const TWO_MODULES: &str = "kit.alpha:up,kit.beta:down,kit.alpha:whoami,kit.beta:whoareyou";
+
+/// `generate rest|mcp DIR --select` with functions of two modules: one bundle holding the
+/// union of their closures (each file once: `kit.alpha` with its package, the stand-alone
+/// `kit.beta` as its file), every module bound in `package.modules`, and that bundle served by
+/// the runtime's loader as one source per module (each capability answers in its own module).
+/// A file of one module's closure edited: the server refuses to start, naming it. The same
+/// function name selected from two modules: refused before anything is written, naming both.
+/// (The built project and its image: `generate_governed_image`.)
+#[test]
+fn generates_one_bundle_of_two_modules_and_serves_each_in_its_own_module() {
+    let root = tmp("generate-two-modules");
+    let src =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/package-modules/src");
+    let generate = |transport: &str, out: &Path| {
+        run(&[
+            "generate",
+            transport,
+            src.to_str().unwrap(),
+            "--select",
+            TWO_MODULES,
+            "--allow-conditional",
+            "--output-dir",
+            out.to_str().unwrap(),
+            "--no-lockfile",
+        ])
+    };
+    let project = root.join("rest");
+    let out = generate("rest", &project);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut sources = Vec::new();
+    for entry in walk(&project.join("source")) {
+        let relative = entry
+            .strip_prefix(&project)
+            .unwrap()
+            .to_str()
+            .unwrap()
+            .to_string();
+        let original = src.join(relative.strip_prefix("source/").unwrap());
+        assert_eq!(
+            std::fs::read(&entry).unwrap(),
+            std::fs::read(original).unwrap(),
+            "{relative}"
+        );
+        sources.push(relative);
+    }
+    sources.sort();
+    assert_eq!(
+        sources,
+        [
+            "source/kit/__init__.py",
+            "source/kit/alpha.py",
+            "source/kit/base.py",
+            "source/kit/beta.py"
+        ]
+    );
+    let manifest: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(project.join("apizr-rest.json")).unwrap()).unwrap();
+    let package = &manifest["package"];
+    assert_eq!(
+        package["files"],
+        serde_json::json!([
+            "source/kit/__init__.py",
+            "source/kit/alpha.py",
+            "source/kit/base.py"
+        ])
+    );
+    let modules = package["modules"].as_array().unwrap();
+    assert_eq!(modules.len(), 2, "{package}");
+    let ids = |m: &serde_json::Value| -> Vec<String> {
+        m["capabilities"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|id| id.as_str().unwrap().rsplit(':').next().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(modules[0]["source"]["module"], "kit.alpha");
+    assert_eq!(ids(&modules[0]), ["up", "whoami"]);
+    assert_eq!(modules[0]["files"], package["files"]);
+    assert_eq!(modules[0]["ir"], "capability-ir.json");
+    assert_eq!(modules[1]["source"]["module"], "kit.beta");
+    assert_eq!(ids(&modules[1]), ["down", "whoareyou"]);
+    assert!(modules[1].get("files").is_none(), "kit.beta stands alone");
+    assert_eq!(modules[1]["executable_path"], "source/kit/beta.py");
+    for file in [
+        "modules/kit.beta/capability-ir.json",
+        "modules/kit.beta/readiness.json",
+    ] {
+        assert!(
+            manifest["artifacts"].get(file).is_some(),
+            "{file} is not an artifact"
+        );
+        assert!(project.join("Dockerfile").is_file());
+    }
+    assert!(
+        std::fs::read_to_string(project.join("Dockerfile"))
+            .unwrap()
+            .contains("COPY modules ./modules"),
+        "the image carries the further modules' IR"
+    );
+    // The runtime's loader: one source per module, serving the bundle's own openapi.json.
+    let plan = apizr_runtime::serve::ServicePlan::from_bundle_dir(&project).unwrap();
+    let served: Vec<(String, Vec<String>)> = plan
+        .specs
+        .iter()
+        .map(|s| {
+            (
+                s.source.module.clone(),
+                s.capabilities.iter().map(|c| c.name.clone()).collect(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        served,
+        [
+            (
+                "kit.alpha".to_string(),
+                vec!["up".to_string(), "whoami".to_string()]
+            ),
+            (
+                "kit.beta".to_string(),
+                vec!["down".to_string(), "whoareyou".to_string()]
+            )
+        ]
+    );
+    assert_eq!(
+        plan.openapi(),
+        std::fs::read(project.join("openapi.json")).unwrap()
+    );
+    let one = apizr_runtime::serve::ServeSpec::from_bundle_dir(&project).unwrap_err();
+    assert!(
+        one.to_string().contains("the bundle serves 2 modules"),
+        "{one}"
+    );
+    {
+        let server = start(&["--bundle", project.to_str().unwrap(), "--workers", "1"]);
+        for (name, body, answer) in [
+            ("up", r#"{"x": 4}"#, "40"),
+            ("down", r#"{"x": 4}"#, "3"),
+            ("whoami", "{}", "\"kit.alpha\""),
+            ("whoareyou", "{}", "\"kit.beta\""),
+        ] {
+            assert_eq!(server.post(name, body), (200, answer.to_string()), "{name}");
+        }
+    }
+    // MCP: the same bundle shape, one tool per function.
+    let mcp = root.join("mcp");
+    let out = generate("mcp", &mcp);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let tools: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(mcp.join("mcp-tools.json")).unwrap()).unwrap();
+    let mut names: Vec<&str> = tools["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    names.sort_unstable();
+    assert_eq!(names, ["down", "up", "whoami", "whoareyou"], "{tools}");
+    assert_eq!(
+        apizr_runtime::serve::ServicePlan::from_bundle_dir(&mcp)
+            .unwrap()
+            .specs
+            .len(),
+        2
+    );
+    // A file only kit.alpha's closure holds, edited: refused at start-up, naming the file.
+    std::fs::write(project.join("source/kit/base.py"), "SCALE = 1000\n").unwrap();
+    let out = run(&["serve", "rest", "--bundle", project.to_str().unwrap()]);
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("source/kit/base.py"), "{stderr}");
+    // One function name from two modules: refused before anything is written.
+    let clash = root.join("clash");
     let out = run(&[
         "generate",
         "rest",
         src.to_str().unwrap(),
         "--select",
-        "kit.alpha:up,kit.beta:down",
+        "kit.alpha:whoami,kit.beta:whoami",
         "--output-dir",
-        root.join("p").to_str().unwrap(),
+        clash.to_str().unwrap(),
         "--no-lockfile",
     ]);
     assert_eq!(out.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
         stderr.contains(
-            "--select names functions of 2 modules (kit.alpha, kit.beta); a generated project \
-             serves one module"
-        ) && stderr.contains("serve them together with apizr serve"),
+            "--select item 2 (\"kit.beta:whoami\"): kit.alpha:whoami is selected too, and a \
+             server serves one function per name (its route, operationId and tool name): select \
+             whoami from one of the two modules, or generate (or serve) one project per module"
+        ),
         "{stderr}"
     );
-    assert!(!root.join("p").exists());
+    assert!(!clash.exists());
     let _ = std::fs::remove_dir_all(&root);
+}
+
+/// Every file under `dir`, recursively.
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            files.extend(walk(&path));
+        } else {
+            files.push(path);
+        }
+    }
+    files
 }
 
 /// `serve mcp DIR --select …` (stdio), driven by the official `mcp` client: the tools are the
@@ -273,8 +473,9 @@ fn bad_package_selections_are_refused_precisely() {
         ),
         (
             vec![dir, "--select", "shop.pricing:quote,shop.money:quote"],
-            "--select item 2 (\"shop.money:quote\"): shop.pricing also selects quote, and a \
-             server serves one function per name",
+            "--select item 2 (\"shop.money:quote\"): shop.pricing:quote is selected too, and a \
+             server serves one function per name (its route, operationId and tool name): select \
+             quote from one of the two modules, or generate (or serve) one project per module",
         ),
         (
             vec![

@@ -5,19 +5,18 @@
 //! snapshot tests plain function calls. Order of checks follows the reference (policy →
 //! inspection → selection) so the same input fails with the same message and exit code.
 
-use apizr_inspect::interface;
-use apizr_inspect::{InspectOptions, on_inspect_stack};
+use apizr_inspect::on_inspect_stack;
+use apizr_ir::Digest;
 use apizr_ir::plan::{BoundSource, RuntimePlan};
 use apizr_ir::plan_v2::{ContainerPlan, RuntimeImage};
 use apizr_ir::policy::{AnyPolicy, PolicyV1};
 use apizr_ir::policy_v2::PolicyV2;
-use apizr_ir::{Digest, SourceKind};
 
 use crate::model::{
     FileTree, GenerateError, Generated, OciSettings, PlanEntry, Planned, Request, Transport, input,
 };
 use crate::pyjson::SummaryMode;
-use crate::{conditional, manifest, mcp, openapi, project, pyjson};
+use crate::{manifest, mcp, openapi, plan, project, pyjson};
 
 /// Render the whole project: policy → inspection → selection → every file, in memory.
 /// Inspection and planning run on a large stack ([`on_inspect_stack`]).
@@ -33,56 +32,31 @@ fn generate_here(request: &Request) -> Result<Generated, GenerateError> {
         None => None,
     };
     let index = index.as_ref();
-    let (outcome, parsed) = apizr_inspect::inspect_bytes_in_index(
-        &request.source,
-        request.kind,
-        &request.module,
-        InspectOptions {
-            readiness: request.readiness,
-            ..InspectOptions::default()
-        },
-        None,
-        index,
-    )
-    .map_err(input)?;
-    let selection = match &request.selection {
-        Some(text) => Some(interface::parse_selection(text)?),
-        None => None,
-    };
-    let inspection = outcome.inspection;
-    let (contracts, conditional) = match (&selection, request.allow_conditional) {
-        (Some(selection), true) => {
-            conditional::plan_in_package(&parsed, &inspection, selection, index)?
+    let several = request.package.as_ref().filter(|p| p.modules.len() > 1);
+    let planned = match several {
+        None => {
+            let one = plan::source(
+                request,
+                &request.source,
+                &request.module,
+                request.selection.as_deref(),
+                index,
+            )?;
+            Planned {
+                transport: request.transport,
+                bound: BoundSource::of(&one.inspection),
+                inspection: one.inspection,
+                contracts: one.contracts,
+                executable: one.executable,
+                notebook: one.notebook,
+                policy,
+                oci,
+                conditional: one.conditional,
+                package: request.package.clone(),
+                modules: Vec::new(),
+            }
         }
-        (None, true) => return Err(input("--allow-conditional requires --select")),
-        (_, false) => (
-            interface::plan_in_package(&parsed, &inspection, selection.as_deref(), index)?,
-            None,
-        ),
-    };
-    // A notebook's executable is its exported text exactly as hashed into
-    // `transformed_digest` (the parser's copy has normalized line endings).
-    let (executable, notebook) = match request.kind {
-        SourceKind::Python => (request.source.clone(), None),
-        SourceKind::Notebook => (
-            apizr_inspect::notebook::export(&request.source, false)
-                .map_err(input)?
-                .text
-                .into_bytes(),
-            Some(request.source.clone()),
-        ),
-    };
-    let planned = Planned {
-        transport: request.transport,
-        bound: BoundSource::of(&inspection),
-        inspection,
-        contracts,
-        executable,
-        notebook,
-        policy,
-        oci,
-        conditional,
-        package: request.package.clone(),
+        Some(package) => plan::modules(request, package, policy, oci, index)?,
     };
     if Digest::sha256(&planned.executable) != planned.bound.executable_digest {
         return Err(input("executable bytes do not match the inspected digest"));
@@ -163,6 +137,18 @@ fn render(planned: &Planned, request: &Request) -> Result<Generated, GenerateErr
         "readiness.json".into(),
         canonical(apizr_ir::canonical_bytes(&inspection.readiness))?,
     );
+    // Several modules: each further module's IR and readiness next to the first's.
+    for module in planned.modules.iter().skip(1) {
+        let dir = crate::manifest::module_dir(&module.inspection.capability_ir.source.module);
+        tree.insert(
+            format!("{dir}/capability-ir.json"),
+            canonical(module.inspection.capability_ir.canonical_bytes())?,
+        );
+        tree.insert(
+            format!("{dir}/readiness.json"),
+            canonical(apizr_ir::canonical_bytes(&module.inspection.readiness))?,
+        );
+    }
     insert_source(&mut tree, planned);
     let tools = match planned.transport {
         Transport::Rest => {
@@ -192,8 +178,12 @@ fn render(planned: &Planned, request: &Request) -> Result<Generated, GenerateErr
         tree.insert("execution/policy.json".into(), canonical(policy_bytes)?);
         let mut plans = Vec::new();
         for contract in &planned.contracts {
-            let plan =
-                RuntimePlan::new(inspection, contract.clone(), policy.clone()).map_err(input)?;
+            let plan = RuntimePlan::new(
+                planned.inspection_of(contract),
+                contract.clone(),
+                policy.clone(),
+            )
+            .map_err(input)?;
             let path = format!("execution/plans/{}.json", contract.name);
             let bytes = match &planned.oci {
                 Some(oci) => canonical(
@@ -268,24 +258,35 @@ fn insert_source(tree: &mut FileTree, planned: &Planned) {
             planned.bound.executable_path.clone(),
             planned.executable.clone(),
         );
+        // Several modules: a module that stands alone gets its file and, where no package file
+        // is there, the empty parents it has when generated alone.
+        for module in &planned.modules {
+            if module.closure.is_none() {
+                insert_empty_parents(tree, &module.inspection.capability_ir.source.module);
+            }
+            tree.insert(
+                module.bound.executable_path.clone(),
+                module.executable.clone(),
+            );
+        }
         return;
     }
-    let module = &planned.inspection.capability_ir.source.module;
-    let parts: Vec<&str> = module.split('.').collect();
-    for depth in 1..parts.len() {
-        let package = parts
-            .iter()
-            .take(depth)
-            .copied()
-            .collect::<Vec<_>>()
-            .join("/");
-        tree.insert(format!("source/{package}/__init__.py"), Vec::new());
-    }
+    insert_empty_parents(tree, &planned.inspection.capability_ir.source.module);
     tree.insert(
         planned.bound.executable_path.clone(),
         planned.executable.clone(),
     );
     if let Some(notebook) = &planned.notebook {
         tree.insert("notebook.ipynb".into(), notebook.clone());
+    }
+}
+
+/// An empty `source/<parent>/__init__.py` for each dotted parent of `module` not already there.
+fn insert_empty_parents(tree: &mut FileTree, module: &str) {
+    let parts: Vec<&str> = module.split('.').collect();
+    for depth in 1..parts.len() {
+        let package = parts[..depth].join("/");
+        tree.entry(format!("source/{package}/__init__.py"))
+            .or_default();
     }
 }

@@ -34,6 +34,7 @@
 //! * [`model`] — the values: [`Request`], [`Planned`](model::Planned), [`Generated`],
 //!   [`GenerateError`];
 //! * [`generate`](mod@generate) — policy → inspection → selection → the file tree;
+//! * `plan` — one source inspected and planned, or several modules of a package, each as alone;
 //! * [`conditional`] — `--allow-conditional` selection (beyond the reference);
 //! * [`openapi`], [`mcp`], [`manifest`] — the contract documents (byte parity with 0.4.6);
 //!   `openapi.json`, `mcp-tools.json`, tool names and the project layout's file names are
@@ -65,6 +66,7 @@ pub mod model;
 pub mod openapi;
 pub mod output;
 pub mod package;
+mod plan;
 pub mod project;
 pub mod project_image;
 mod pyjson;
@@ -72,5 +74,6 @@ pub mod seccomp;
 
 pub use generate::generate;
 pub use model::{
-    FileTree, GenerateError, Generated, Request, RuntimeDependency, ServedPackage, Transport,
+    FileTree, GenerateError, Generated, PackageModule, Request, RuntimeDependency, ServedPackage,
+    Transport,
 };

@@ -18,7 +18,7 @@ use apizr_ir::policy::PolicyV1;
 use apizr_ir::{Digest, Value};
 
 use crate::mcp;
-use crate::model::{FileTree, OciSettings, PlanEntry, Planned, Transport};
+use crate::model::{FileTree, OciSettings, PlanEntry, Planned, PlannedModule, Transport};
 use crate::openapi::route;
 use apizr_ir::json::{obj, text};
 
@@ -90,7 +90,7 @@ pub fn transport_manifest(planned: &Planned, endpoints: Vec<Value>, covered: &Fi
         extra.push(("conditional", conditional.clone()));
     }
     if let Some(package) = &planned.package {
-        extra.push(("package", package_section(package)));
+        extra.push(("package", package_section(package, &planned.modules)));
     }
     if transport == Transport::Mcp {
         extra.push((
@@ -107,8 +107,10 @@ pub fn transport_manifest(planned: &Planned, endpoints: Vec<Value>, covered: &Fi
 /// A module of a package: `files` (the bundle paths the server loads as the package, each
 /// also an artifact), `requirements` (installed into the image's virtual environment) and
 /// `wheelhouse` (wheel name → digest), so the manifest's digest (the image tag) follows them.
-fn package_section(package: &crate::model::ServedPackage) -> Value {
-    obj(vec![
+/// Several modules add `modules` ([`module_entry`]); one module has none, so its manifest
+/// stays byte for byte what it was.
+fn package_section(package: &crate::model::ServedPackage, modules: &[PlannedModule]) -> Value {
+    let mut section = obj(vec![
         (
             "files",
             Value::Array(
@@ -133,7 +135,64 @@ fn package_section(package: &crate::model::ServedPackage) -> Value {
                     .collect(),
             ),
         ),
-    ])
+    ]);
+    if modules.len() > 1 {
+        section = with(
+            section,
+            vec![(
+                "modules",
+                Value::Array(modules.iter().enumerate().map(module_entry).collect()),
+            )],
+        );
+    }
+    section
+}
+
+/// Where a further module's `capability-ir.json` and `readiness.json` go (the first module's
+/// are the bundle's top-level ones).
+pub fn module_dir(module: &str) -> String {
+    format!("modules/{module}")
+}
+
+/// One module of a bundle that serves several: its binding (as the manifest's top level binds
+/// the first: `source`, `executable_path`, `executable_digest`, `ir_digest`,
+/// `readiness_digest`), the files holding its IR and readiness (`ir`, `readiness`), the
+/// capability ids it serves (`capabilities`) and, unless it stands alone, its import closure
+/// (`files`, a subset of the package's), which its workers load as the package.
+fn module_entry((index, module): (usize, &PlannedModule)) -> Value {
+    let (ir, readiness) = match index {
+        0 => (
+            "capability-ir.json".to_string(),
+            "readiness.json".to_string(),
+        ),
+        _ => {
+            let dir = module_dir(&module.inspection.capability_ir.source.module);
+            (
+                format!("{dir}/capability-ir.json"),
+                format!("{dir}/readiness.json"),
+            )
+        }
+    };
+    let mut extra = vec![
+        (
+            "capabilities",
+            Value::Array(module.capability_ids.iter().map(|id| text(id)).collect()),
+        ),
+        ("ir", Value::Str(ir)),
+        ("readiness", Value::Str(readiness)),
+    ];
+    if let Some(closure) = &module.closure {
+        extra.push((
+            "files",
+            Value::Array(
+                closure
+                    .iter()
+                    .map(|path| text(&format!("source/{path}")))
+                    .collect(),
+            ),
+        ));
+    }
+    with(value(&module.bound), extra)
 }
 
 /// `execution/bundle.json` over every file rendered so far (the transport manifest and the

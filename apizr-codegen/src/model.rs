@@ -87,6 +87,24 @@ pub struct ServedPackage {
     /// The package directory: readiness v2 resolves types imported from its other modules
     /// ([`apizr_inspect::readiness::imported`]). Never written into the project.
     pub root: Option<std::path::PathBuf>,
+    /// Functions of several modules selected (`DIR --select a.x:f,b.y:g`): every selected
+    /// module, in the order the selection first names them (the request's `source`, `module`
+    /// and `selection` are the first's), and `files` is the union of their closures. Empty for
+    /// one module, whose bundle is then exactly what it was before several were possible.
+    pub modules: Vec<PackageModule>,
+}
+
+/// One selected module of a bundle that serves several ([`ServedPackage::modules`]).
+#[derive(Debug, Clone)]
+pub struct PackageModule {
+    pub module: String,
+    /// The module's own bytes (its executable).
+    pub source: Vec<u8>,
+    /// Its functions, as the planner's `--select` text (`f,g`).
+    pub selection: String,
+    /// Its import closure (keys of [`ServedPackage::files`]), which its workers load as the
+    /// package; `None`: it stands alone and is served as its single file.
+    pub closure: Option<Vec<String>>,
 }
 
 /// The rendered project and the stdout summary line.
@@ -160,6 +178,31 @@ pub struct Planned {
     pub conditional: Option<apizr_ir::Value>,
     /// A module of a package: its files, requirements and wheelhouse.
     pub package: Option<ServedPackage>,
+    /// Several modules of a package: each one's binding, in selection order (the first is
+    /// `inspection`, `bound` and `executable` again; `contracts` holds all of theirs). Empty
+    /// for one source.
+    pub modules: Vec<PlannedModule>,
+}
+
+/// One module of a bundle that serves several: what binds its capabilities to its file.
+pub struct PlannedModule {
+    pub inspection: Inspection,
+    pub bound: BoundSource,
+    pub executable: Vec<u8>,
+    /// The capability ids of its contracts, in contract order.
+    pub capability_ids: Vec<String>,
+    /// Its import closure (paths under `source/`); `None`: it stands alone.
+    pub closure: Option<Vec<String>>,
+}
+
+impl Planned {
+    /// The inspection that planned `contract` (its module's).
+    pub fn inspection_of(&self, contract: &InvocationContract) -> &Inspection {
+        self.modules
+            .iter()
+            .find(|m| m.capability_ids.contains(&contract.capability_id))
+            .map_or(&self.inspection, |m| &m.inspection)
+    }
 }
 
 /// A v2 (`apizr.execution/v2`) bundle's policy and image.

@@ -14,17 +14,18 @@
 //! declares some is always bundled (the bundle is what installs them).
 //!
 //! Several modules: [`load`] gives one [`PackageInput`] per module, in the order the selection
-//! first names them; `serve` serves each as a source of its own (one executable, closure and
-//! worker set per module, in one server), and a function name may be selected once only (it is
-//! the route and the tool name). A generated project binds one executable (its digest chain,
-//! the worker's module, the contracts planned from its inspection), so `generate` refuses two
-//! modules and says to generate one project per module or serve them together.
+//! first names them, and a function name may be selected once only (it is the route, the
+//! operationId and the tool name). `serve` serves each module as a source of its own (one
+//! executable, closure and worker set per module, in one server); `generate` makes one bundle
+//! of them ([`served`]): the union of their closures (each file once), every module's binding
+//! listed in the manifest's `package.modules`, and the runtime loads one source per module
+//! from it, as `serve` does.
 use std::collections::BTreeMap;
 use std::path::Path;
 
 use apizr_inspect::package::{PackageIndex, Requirements, requirements};
 
-use crate::model::{GenerateError, input};
+use crate::model::{GenerateError, PackageModule, ServedPackage, input};
 
 /// What `--select` names on a package directory for one module: its functions, in order.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -80,8 +81,9 @@ pub fn parse_select(text: &str) -> Result<Vec<PackageSelection>, GenerateError> 
             .find(|m| m.module != name && m.functions.iter().any(|f| f == function))
         {
             return Err(bad(&format!(
-                "{} also selects {function}, and a server serves one function per name (its \
-                 route and tool name)",
+                "{}:{function} is selected too, and a server serves one function per name (its \
+                 route, operationId and tool name): select {function} from one of the two \
+                 modules, or generate (or serve) one project per module",
                 other.module
             )));
         }
@@ -95,6 +97,53 @@ pub fn parse_select(text: &str) -> Result<Vec<PackageSelection>, GenerateError> 
         }
     }
     Ok(modules)
+}
+
+/// The package a bundle holds for the loaded selection, and the first module (whose source,
+/// name and selection the request carries). One module: its closure (`None` when it stands
+/// alone: generated as its single file). Several: the union of their closures, each file once
+/// (two closures hold the same path with the same bytes: both read it from DIR), and every
+/// module with its own closure ([`PackageModule`]).
+pub fn served(
+    mut inputs: Vec<PackageInput>,
+    wheelhouse: BTreeMap<String, Vec<u8>>,
+) -> Result<(PackageInput, Option<ServedPackage>), GenerateError> {
+    if inputs.is_empty() {
+        return Err(input("--select names no module"));
+    }
+    if inputs.len() == 1 {
+        let one = inputs.remove(0);
+        let package = one.files.clone().map(|files| ServedPackage {
+            files,
+            requirements: one.requirements.specifiers.clone(),
+            wheelhouse,
+            root: None,
+            modules: Vec::new(),
+        });
+        return Ok((one, package));
+    }
+    let mut files = BTreeMap::new();
+    let mut modules = Vec::with_capacity(inputs.len());
+    for one in &inputs {
+        if let Some(closure) = &one.files {
+            files.extend(closure.iter().map(|(k, v)| (k.clone(), v.clone())));
+        }
+        modules.push(PackageModule {
+            module: one.module.clone(),
+            source: one.source.clone(),
+            selection: one.selection.clone(),
+            closure: one.files.as_ref().map(|f| f.keys().cloned().collect()),
+        });
+    }
+    let first = inputs.remove(0);
+    let package = ServedPackage {
+        files,
+        requirements: first.requirements.specifiers.clone(),
+        wheelhouse,
+        root: None,
+        modules,
+    };
+    Ok((first, Some(package)))
 }
 
 fn is_identifier(text: &str) -> bool {
@@ -221,7 +270,9 @@ mod tests {
             ("pkg.n:1f", "the function is not an identifier"),
             (
                 "a:f,b:f",
-                "item 2 (\"b:f\"): a also selects f, and a server serves one function per name",
+                "item 2 (\"b:f\"): a:f is selected too, and a server serves one function per \
+                 name (its route, operationId and tool name): select f from one of the two \
+                 modules, or generate (or serve) one project per module",
             ),
             ("", "item 1 (\"\"): no ':'"),
         ] {
@@ -229,5 +280,54 @@ mod tests {
             assert!(error.contains(why), "{text:?}: {error}");
             assert_eq!(parse_select(text).unwrap_err().exit_code(), 2);
         }
+    }
+
+    /// Several modules: one package holding the union of their closures (a shared file once),
+    /// every module with its own closure; a module that stands alone has none.
+    #[test]
+    fn several_modules_are_one_package_of_their_closures() {
+        let input = |module: &str, files: Option<&[&str]>| PackageInput {
+            module: module.into(),
+            selection: "f".into(),
+            source: module.as_bytes().to_vec(),
+            files: files.map(|f| {
+                f.iter()
+                    .map(|p| (p.to_string(), p.as_bytes().to_vec()))
+                    .collect()
+            }),
+            requirements: Requirements::default(),
+        };
+        let (first, package) = served(
+            vec![
+                input("p.a", Some(&["p/__init__.py", "p/a.py", "p/base.py"])),
+                input("p.b", Some(&["p/__init__.py", "p/b.py", "p/base.py"])),
+                input("q.c", None),
+            ],
+            BTreeMap::new(),
+        )
+        .unwrap();
+        assert_eq!(first.module, "p.a");
+        let package = package.unwrap();
+        let files: Vec<&str> = package.files.keys().map(String::as_str).collect();
+        assert_eq!(files, ["p/__init__.py", "p/a.py", "p/b.py", "p/base.py"]);
+        let modules: Vec<(&str, Option<Vec<String>>)> = package
+            .modules
+            .iter()
+            .map(|m| (m.module.as_str(), m.closure.clone()))
+            .collect();
+        let closure = |f: &[&str]| Some(f.iter().map(|p| p.to_string()).collect::<Vec<_>>());
+        assert_eq!(
+            modules,
+            [
+                ("p.a", closure(&["p/__init__.py", "p/a.py", "p/base.py"])),
+                ("p.b", closure(&["p/__init__.py", "p/b.py", "p/base.py"])),
+                ("q.c", None),
+            ]
+        );
+        // One module keeps its own shape: no `modules`, and none at all when it stands alone.
+        let (_, one) = served(vec![input("p.a", Some(&["p/a.py"]))], BTreeMap::new()).unwrap();
+        assert!(one.unwrap().modules.is_empty());
+        let (_, alone) = served(vec![input("q.c", None)], BTreeMap::new()).unwrap();
+        assert!(alone.is_none());
     }
 }

@@ -31,6 +31,10 @@ pub struct CapabilityView {
 pub struct ProjectView {
     pub package: String,
     pub module: String,
+    /// Several modules of a package: every selected module (empty for one source).
+    pub modules: Vec<String>,
+    /// The module, or the modules, in backquotes (`` `a.x`, `b.y` ``).
+    pub module_list: String,
     pub transport: &'static str,
     pub transport_title: &'static str,
     pub transport_variant: &'static str,
@@ -215,6 +219,24 @@ fn view(planned: &Planned, scaffold: &Scaffold<'_>) -> ProjectView {
     if planned.notebook.is_some() {
         bundle_files.push("notebook.ipynb".into());
     }
+    let modules: Vec<String> = planned
+        .modules
+        .iter()
+        .map(|m| m.inspection.capability_ir.source.module.clone())
+        .collect();
+    if modules.len() > 1 {
+        // The further modules' IR and readiness (`crate::manifest::module_dir`).
+        bundle_files.push("modules".into());
+    }
+    let module_list = if modules.len() > 1 {
+        modules
+            .iter()
+            .map(|m| format!("`{m}`"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    } else {
+        format!("`{module}`")
+    };
     bundle_files.sort();
     let capabilities = planned
         .contracts
@@ -263,6 +285,8 @@ fn view(planned: &Planned, scaffold: &Scaffold<'_>) -> ProjectView {
         bindings,
         package,
         module,
+        modules,
+        module_list,
         transport: transport.name(),
         transport_title: transport.label(),
         transport_variant: match transport {

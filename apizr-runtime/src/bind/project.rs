@@ -98,7 +98,7 @@ pub fn verify_bundle(
     files: &ProjectFiles,
     dir: &Path,
 ) -> Result<(), ProjectError> {
-    crate::serve::ServeSpec::from_bundle_dir(dir)
+    crate::serve::ServicePlan::from_bundle_dir(dir)
         .map_err(|e| ProjectError::Bundle(e.to_string()))?;
     let path = dir.join(transport.manifest_file());
     match std::fs::read(&path) {

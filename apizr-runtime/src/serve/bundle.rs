@@ -4,6 +4,12 @@
 //! the governed policy `execution/policy.json` (v1: local governed workers; v2: containers, with
 //! the runtime image from `execution/bundle.json`).
 //!
+//! A bundle of several modules of a package (`package.modules`, one entry per module: its
+//! binding, its capability ids and its import closure) is one source per module, as `apizr
+//! serve DIR --select a.x:f,b.y:g` serves them ([`load_plan`]): each module's executable is
+//! checked against its own digest and gets its own closure, and every capability belongs to
+//! exactly one module.
+//!
 //! Why so strict: a bundle is the unit that was reviewed and hashed. Every artifact listed in
 //! the manifest is re-hashed before anything is served, the executable must match its bound
 //! digest, and each contract is decoded then re-encoded canonically and compared with the
@@ -16,10 +22,11 @@ use apizr_ir::policy::AnyPolicy;
 use apizr_ir::policy_v2::PolicyV2;
 use apizr_ir::{Digest, Value};
 
-use super::decode;
 use super::error::{BundleError, ServeError};
 use super::options::Transport;
+use super::service::ServicePlan;
 use super::spec::{ExecutionMode, Gates, ServeSource, ServeSpec, ServedCapability, default_python};
+use super::{bundle_modules, decode};
 use crate::call::ExecutorError;
 use crate::oci::RuntimeImage;
 use crate::request::{Executable, PackageFiles};
@@ -28,7 +35,7 @@ use crate::request::{Executable, PackageFiles};
 /// large modules are bigger).
 const MAX_FILE: u64 = 64 * 1024 * 1024;
 
-fn read(dir: &Path, rel: &str) -> Result<Vec<u8>, ServeError> {
+pub(super) fn read(dir: &Path, rel: &str) -> Result<Vec<u8>, ServeError> {
     let rel_path = Path::new(rel);
     if rel_path
         .components()
@@ -47,14 +54,14 @@ fn read(dir: &Path, rel: &str) -> Result<Vec<u8>, ServeError> {
     std::fs::read(&path).map_err(|source| ServeError::Io { path, source })
 }
 
-fn digest_of(v: &Value) -> Option<String> {
+pub(super) fn digest_of(v: &Value) -> Option<String> {
     match (v.get("algorithm"), v.get("value")) {
         (Some(Value::Str(a)), Some(Value::Str(h))) if a == "sha256" => Some(h.clone()),
         _ => None,
     }
 }
 
-fn str_field<'a>(v: &'a Value, key: &'static str) -> Result<&'a str, BundleError> {
+pub(super) fn str_field<'a>(v: &'a Value, key: &'static str) -> Result<&'a str, BundleError> {
     match v.get(key) {
         Some(Value::Str(s)) => Ok(s),
         _ => Err(BundleError::MissingField(key)),
@@ -62,14 +69,42 @@ fn str_field<'a>(v: &'a Value, key: &'static str) -> Result<&'a str, BundleError
 }
 
 impl ServeSpec {
-    /// Read a generated project's contract files and verify every artifact digest.
+    /// Read a generated project's contract files and verify every artifact digest (a bundle
+    /// of one source; [`ServicePlan::from_bundle_dir`] loads any bundle).
     pub fn from_bundle_dir(dir: &Path) -> Result<ServeSpec, ServeError> {
         load(dir)
     }
 }
 
-/// Load and verify a bundle directory.
+impl ServicePlan {
+    /// Read and verify a generated project: one source, or one per module of a package.
+    pub fn from_bundle_dir(dir: &Path) -> Result<ServicePlan, ServeError> {
+        load_plan(dir)
+    }
+}
+
+/// Load and verify a bundle of one source (a bundle of several modules is refused, naming
+/// [`load_plan`]).
 pub fn load(dir: &Path) -> Result<ServeSpec, ServeError> {
+    let mut specs = load_specs(dir)?;
+    match specs.len() {
+        1 => Ok(specs.remove(0)),
+        n => Err(BundleError::SeveralModules(n).into()),
+    }
+}
+
+/// Load and verify any bundle: one spec, or one per module of a package, in manifest order.
+pub fn load_plan(dir: &Path) -> Result<ServicePlan, ServeError> {
+    let mut specs = load_specs(dir)?.into_iter();
+    let first = specs
+        .next()
+        .ok_or(BundleError::MissingField("package.modules"))?;
+    let mut plan = ServicePlan::from(first);
+    plan.specs.extend(specs);
+    Ok(plan)
+}
+
+fn load_specs(dir: &Path) -> Result<Vec<ServeSpec>, ServeError> {
     let transport = Transport::ALL
         .into_iter()
         .find(|t| dir.join(t.manifest_file()).is_file())
@@ -173,7 +208,13 @@ pub fn load(dir: &Path) -> Result<ServeSpec, ServeError> {
             Ok(None)
         }
     };
-    Ok(ServeSpec {
+    let modules = match manifest.get("package") {
+        Some(package) if package.get("modules").is_some() => {
+            Some(bundle_modules::sources(dir, package, &listed)?)
+        }
+        _ => None,
+    };
+    let spec = ServeSpec {
         capabilities,
         mode,
         source: ServeSource {
@@ -191,12 +232,16 @@ pub fn load(dir: &Path) -> Result<ServeSpec, ServeError> {
         oci_pool: super::spec::DEFAULT_OCI_POOL,
         v1_prestart: crate::local::prestart::DEFAULT_SIZE,
         audit: None,
-    })
+    };
+    let Some(modules) = modules else {
+        return Ok(vec![spec]);
+    };
+    bundle_modules::split(spec, modules)
 }
 
 /// A module of a package: the manifest's `package.files` (`source/<path>`), each a listed
 /// artifact (so its digest was checked above), keyed by its path under `source/`.
-fn package_files(
+pub(super) fn package_files(
     dir: &Path,
     package: &Value,
     listed: &dyn Fn(&str) -> bool,
@@ -215,16 +260,23 @@ fn package_files(
             .ok_or_else(|| BundleError::PackageFile(path.clone()))?;
         files.files.insert(relative.to_string(), read(dir, path)?);
     }
-    // The declared requirements decide where calls may run (a v2 image must carry them).
+    files.requirements = requirements(package)?;
+    Ok(files)
+}
+
+/// The package's declared requirements (`package.requirements`): they decide where calls may
+/// run (a v2 image must carry them).
+pub(super) fn requirements(package: &Value) -> Result<Vec<String>, ServeError> {
+    let mut specifiers = Vec::new();
     if let Some(Value::Array(requirements)) = package.get("requirements") {
         for requirement in requirements {
             let Value::Str(requirement) = requirement else {
                 return Err(BundleError::MissingField("package.requirements").into());
             };
-            files.requirements.push(requirement.clone());
+            specifiers.push(requirement.clone());
         }
     }
-    Ok(files)
+    Ok(specifiers)
 }
 
 /// A v2 bundle: the policy, and the runtime image recorded in `execution/bundle.json` (a

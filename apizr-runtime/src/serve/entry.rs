@@ -58,9 +58,15 @@ pub fn bundle_main_in(transport: Transport, default_dir: Option<&Path>) -> ExitC
         eprintln!("error: no bundle found; pass --bundle DIR");
         return ExitCode::from(2);
     };
-    let result = ServeSpec::from_bundle_dir(&dir).and_then(|mut spec| {
-        parsed.server.overrides().apply(&mut spec);
-        serve_blocking(transport, spec, parsed.server.options())
+    // One source, or one per module of a package; the flags apply to each.
+    let result = ServicePlan::from_bundle_dir(&dir).and_then(|mut plan| {
+        for spec in &mut plan.specs {
+            parsed.server.overrides().apply(spec);
+        }
+        if let Some(first) = plan.specs.first() {
+            plan.gates = first.gates;
+        }
+        serve_plan_blocking(transport, plan, parsed.server.options())
     });
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -96,6 +96,12 @@ pub enum BundleError {
     PackageFile(String),
     #[error("execution/bundle.json: runtime.{0}")]
     RuntimeField(&'static str),
+    /// `package.modules` does not bind every served capability to exactly one module.
+    #[error("package.modules: {0}")]
+    Modules(String),
+    /// A bundle of several modules loaded as one source (it is one source per module).
+    #[error("the bundle serves {0} modules: load it with ServicePlan::from_bundle_dir")]
+    SeveralModules(usize),
     #[error(transparent)]
     Image(#[from] ImageRefError),
 }

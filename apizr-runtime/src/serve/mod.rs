@@ -3,7 +3,8 @@
 //! Layers, each depending only on the ones above it:
 //! * [`spec`] — what is served ([`ServeSpec`], [`ExecutionMode`], [`Gates`]); plain data;
 //! * [`error`] — [`ServeError`] and [`BundleError`];
-//! * [`decode`], [`bundle`] — a generated project's directory, verified, into a [`ServeSpec`];
+//! * [`decode`], [`bundle`] — a generated project's directory, verified, into a [`ServeSpec`]
+//!   (`bundle_modules`: a bundle of several modules of a package, one spec per module);
 //! * [`reply`] — the one mapping of an outcome to REST and MCP answers ([`Rejected`] calls
 //!   included);
 //! * `gate` — the per-capability and server-wide admission gates (drop guards);
@@ -24,6 +25,7 @@
 
 pub mod args;
 pub mod bundle;
+mod bundle_modules;
 pub mod decode;
 pub mod entry;
 pub mod error;
