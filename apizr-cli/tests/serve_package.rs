@@ -258,6 +258,14 @@ fn generates_one_bundle_of_two_modules_and_serves_each_in_its_own_module() {
             .contains("COPY modules ./modules"),
         "the image carries the further modules' IR"
     );
+    let readme = std::fs::read_to_string(project.join("README.md")).unwrap();
+    assert!(
+        readme.contains("server of the Python modules `kit.alpha`, `kit.beta`,")
+            && readme.contains(
+                "`kit.alpha`, `kit.beta` are modules of a package: `source/` holds the 3 files"
+            ),
+        "{readme}"
+    );
     // The runtime's loader: one source per module, serving the bundle's own openapi.json.
     let plan = apizr_runtime::serve::ServicePlan::from_bundle_dir(&project).unwrap();
     let served: Vec<(String, Vec<String>)> = plan

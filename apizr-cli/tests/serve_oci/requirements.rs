@@ -10,7 +10,9 @@
 //!   (offline, pinned by hash) and labels the image with the set;
 //! * with that image `apizr serve DIR` (a fresh container per call) and a generated v2 project
 //!   served from its bundle (prepared containers) both answer calls that import it, in
-//!   containers under every v2 control (the same create body and per-container checks).
+//!   containers under every v2 control (the same create body and per-container checks); the
+//!   project also serves a function of a second module (`netcheck.arith:plus`: one bundle, one
+//!   container pool per module).
 
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -25,6 +27,8 @@ use super::{EngineProxy, Served, assert_removed, image, tmp};
 mod wheelhouse;
 
 const SELECT: &str = "netcheck.checks:add,netcheck.checks:reach";
+/// The generated project's: a function of a second module too.
+const GENERATED_SELECT: &str = "netcheck.checks:add,netcheck.checks:reach,netcheck.arith:plus";
 /// The file's policy with room for a cold container on a loaded CI machine.
 const POLICY: &str = r#"{"schema_version": "apizr.execution/v2", "backend": "oci-container",
  "resources": {"memory_bytes": 67108864}, "limits": {"wall_time_ms": 20000}}"#;
@@ -162,7 +166,7 @@ fn a_package_with_requirements_runs_only_in_an_image_that_carries_them() {
         .arg(&package)
         .args([
             "--select",
-            SELECT,
+            GENERATED_SELECT,
             "--allow-conditional",
             "--execution-policy",
         ])
@@ -185,9 +189,16 @@ fn a_package_with_requirements_runs_only_in_an_image_that_carries_them() {
         &["--bundle", project.to_str().unwrap()],
         &proxy.docker_host(),
     );
-    server.wait_metric("apizr_oci_pool_ready", |n| n >= 1);
+    // Two modules, two pools of 2 prepared containers each (the gauge sums them).
+    server.wait_metric("apizr_oci_pool_ready", |n| n >= 4);
     assert_eq!(server.post("add", r#"{"a": 4, "b": 5}"#), (200, "9".into()));
     assert_eq!(server.metric("apizr_oci_pool_hits_total"), Some(1));
+    // The second module's function, in a prepared container of its own module.
+    assert_eq!(
+        server.post("plus", r#"{"a": 1, "b": 1}"#),
+        (200, "2".into())
+    );
+    assert_eq!(server.metric("apizr_oci_pool_hits_total"), Some(2));
     let mut server = server;
     assert!(server.terminate(Duration::from_secs(60)), "no clean exit");
     assert_removed(&proxy.created());
