@@ -111,6 +111,8 @@ fn local_imports_of_proved_modules_make_functions_ready() {
         "shop.labels.names:label",
         // `from . import unsafe` under `if sys.platform == "win32":` never runs on a worker.
         "shop.windows_only:windows_only",
+        // `if WIN:` with `WIN = sys.platform.startswith("win")` imported from `shop.compat`.
+        "shop.uses_compat:uses_compat",
     ] {
         let (state, ready, codes, _) = verdict(&v2, function);
         assert!(

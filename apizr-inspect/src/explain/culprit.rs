@@ -362,6 +362,7 @@ pub(super) fn why_text(why: crate::readiness::v2::Why) -> &'static str {
         Test => "a branch test v2 cannot evaluate",
         Expression => "an expression v2 does not evaluate",
         Statement => "a statement kind v2 never proves",
+        Unavailable => "a standard-library module the Linux workers do not have",
     }
 }
 

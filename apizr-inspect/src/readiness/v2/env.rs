@@ -168,13 +168,20 @@ impl Env {
 
     /// Every name bound on every path, with its meaning (a module's exports at its end). A
     /// pure function is only a function to other modules (its body is this module's).
-    pub fn definite(&self) -> std::collections::HashMap<String, Meaning> {
+    pub fn definite(&self) -> super::package::Exports {
         self.names
             .iter()
             .filter(|(_, m)| !matches!(m, Meaning::Maybe | Meaning::TypeOnly))
-            .map(|(n, m)| match m {
-                Meaning::Pure(_) => (n.clone(), Meaning::Function),
-                m => (n.clone(), m.clone()),
+            .map(|(n, m)| {
+                let meaning = match m {
+                    Meaning::Pure(_) => Meaning::Function,
+                    m => m.clone(),
+                };
+                let fixed = match self.marks.get(n) {
+                    Some(Mark::Fixed(b)) => Some(*b),
+                    _ => None,
+                };
+                (n.clone(), super::package::Export { meaning, fixed })
             })
             .collect()
     }

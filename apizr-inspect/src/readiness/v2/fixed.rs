@@ -19,6 +19,15 @@ pub const PLATFORM: &str = "linux";
 /// `os.name` on every worker.
 pub const OS_NAME: &str = "posix";
 
+/// Standard-library modules that exist only on Windows: importing one on a worker raises
+/// `ModuleNotFoundError` (the stdlib allowlist, shared with v1, lists every platform's).
+pub fn windows_only(root: &str) -> bool {
+    matches!(
+        root,
+        "msvcrt" | "winreg" | "winsound" | "_winapi" | "nt" | "_overlapped" | "msilib" | "_msi"
+    )
+}
+
 /// How a test's names are read.
 pub trait Reader {
     /// `expr` is the standard-library module `module` (`sys`, `os`).

@@ -122,6 +122,9 @@ pub enum Why {
     Expression,
     /// A statement kind v2 never proves (`for`, `while`, `with`, `raise`, ...).
     Statement,
+    /// An import of a standard-library module the Linux workers do not have (`msvcrt`),
+    /// outside a `try` that catches `ImportError`.
+    Unavailable,
 }
 
 /// The v2 verdict on a module's top level.
@@ -149,6 +152,8 @@ pub struct Prover<'p> {
     pub package: Option<&'p package::ModulePackage<'p>>,
     /// The module's pure functions and constructible classes ([`pure`]).
     pub local: pure::Local,
+    /// Inside the body of a `try` whose handler catches `ImportError`.
+    pub import_guarded: bool,
 }
 
 impl<'p> Prover<'p> {
@@ -163,6 +168,7 @@ impl<'p> Prover<'p> {
             module: self.module,
             package: self.package,
             local,
+            import_guarded: self.import_guarded,
         }
     }
 }
@@ -182,6 +188,7 @@ pub fn prove<'p>(
         module: &ctx.parsed.module,
         package,
         local: pure::Local::default(),
+        import_guarded: false,
     };
     let mut risky = Vec::new();
     for (id, statement) in ctx.facts.statements().filter(|(_, s)| s.is_direct()) {

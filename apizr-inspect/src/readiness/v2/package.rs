@@ -47,7 +47,16 @@ use crate::readiness::imports::ImportProblem;
 use crate::readiness::stdlib::is_stdlib;
 
 /// What a proved module binds at the end of its top level (names bound on every path).
-pub type Exports = HashMap<String, Meaning>;
+pub type Exports = HashMap<String, Export>;
+
+/// One name a proved module binds: its meaning, and its value when it is a bool fixed on every
+/// worker (`WIN = sys.platform.startswith("win")`, [`super::fixed`]), which an importer's
+/// `if WIN:` reads.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Export {
+    pub meaning: Meaning,
+    pub fixed: Option<bool>,
+}
 
 /// What readiness v2 knows about the other modules of the inspected directory.
 #[derive(Debug)]
@@ -167,21 +176,25 @@ impl<'c> ModulePackage<'c> {
 
     /// What the name a `from` import binds (the alias at `alias`) means, when the import is
     /// local; `None` when it is not (the caller's usual rules apply).
-    pub fn meaning(&self, alias: TextRange) -> Option<Meaning> {
+    pub fn meaning(&self, alias: TextRange) -> Option<Export> {
         let import = self.imports.iter().find(|i| i.range == alias)?;
         let target = self.local(import)?;
+        let unknown = |meaning| Export {
+            meaning,
+            fixed: None,
+        };
         if !Self::reads_name(import, target) {
-            return Some(Meaning::Module(target.to_string()));
+            return Some(unknown(Meaning::Module(target.to_string())));
         }
         if import.time == ImportTime::Import && self.same_component(target) {
-            return Some(Meaning::Unknown);
+            return Some(unknown(Meaning::Unknown));
         }
         let name = import.name.as_deref().unwrap_or("");
         Some(
             self.exports_of(target)
                 .and_then(|exports| exports.get(name))
                 .cloned()
-                .unwrap_or(Meaning::Unknown),
+                .unwrap_or(unknown(Meaning::Unknown)),
         )
     }
 
@@ -192,7 +205,9 @@ impl<'c> ModulePackage<'c> {
         if is_stdlib(top) || !self.ctx.index.contains(module) || self.same_component(module) {
             return None;
         }
-        self.exports_of(module)?.get(name).cloned()
+        self.exports_of(module)?
+            .get(name)
+            .map(|export| export.meaning.clone())
     }
 
     /// The verdict on the import statement at `statement`; `None` when it is not one of the

@@ -32,8 +32,18 @@ impl Prover<'_> {
             Stmt::Expr(e) => {
                 self.value(&e.value)?;
             }
-            Stmt::Import(node) => self.import(node),
-            Stmt::ImportFrom(node) => self.import_from(node),
+            Stmt::Import(node) => {
+                for alias in &node.names {
+                    self.available(alias.name.as_str(), alias.range())?;
+                }
+                self.import(node);
+            }
+            Stmt::ImportFrom(node) => {
+                if let (0, Some(module)) = (node.level, &node.module) {
+                    self.available(module.as_str(), module.range())?;
+                }
+                self.import_from(node);
+            }
             Stmt::Assign(a) => {
                 let meaning = self.value(&a.value)?;
                 for target in &a.targets {
@@ -85,6 +95,16 @@ impl Prover<'_> {
         Ok(())
     }
 
+    /// A module a worker has: not a Windows-only stdlib module ([`fixed::windows_only`]),
+    /// unless a handler catches the `ImportError`.
+    fn available(&self, module: &str, range: ruff_text_size::TextRange) -> Proof<()> {
+        let root = module.split('.').next().unwrap_or(module);
+        if fixed::windows_only(root) && !self.import_guarded {
+            return Err(Unproved::at(range, Why::Unavailable));
+        }
+        Ok(())
+    }
+
     fn import(&mut self, node: &ast::StmtImport) {
         for alias in &node.names {
             let module = alias.name.as_str();
@@ -126,8 +146,9 @@ impl Prover<'_> {
             let bound = alias.asname.as_ref().map_or(name, |a| a.as_str());
             let type_checking = stdlib && module == Some("typing") && name == "TYPE_CHECKING";
             let local = self.package.and_then(|p| p.meaning(alias.range()));
+            let fixed = local.as_ref().and_then(|l| l.fixed);
             let meaning = match (local, module) {
-                (Some(local), _) => local,
+                (Some(local), _) => local.meaning,
                 (None, Some(module)) if stdlib => {
                     let qualified = format!("{module}.{name}");
                     match known::constant(&qualified) {
@@ -140,6 +161,9 @@ impl Prover<'_> {
             self.env.bind(bound, meaning);
             if type_checking {
                 self.env.mark(bound, Mark::TypeChecking);
+            }
+            if let Some(fixed) = fixed {
+                self.env.mark(bound, Mark::Fixed(fixed));
             }
         }
     }
@@ -326,7 +350,18 @@ impl Prover<'_> {
     /// are optional (their failure is handled).
     fn try_(&mut self, node: &ast::StmtTry) -> Proof<()> {
         let before = self.env.clone();
-        let body = self.arm(&node.body, &before)?;
+        // The body's imports may fail when a handler catches `ImportError` (checked below).
+        let guarded = node.handlers.iter().any(|handler| {
+            let ast::ExceptHandler::ExceptHandler(h) = handler;
+            h.type_
+                .as_ref()
+                .is_none_or(|t| self.catches_import_error(t).unwrap_or(false))
+        });
+        let outer = self.import_guarded;
+        self.import_guarded = outer || guarded;
+        let body = self.arm(&node.body, &before);
+        self.import_guarded = outer;
+        let body = body?;
         let body = self.arm(&node.orelse, &body)?;
         // A handler may run after any part of the body: what the body binds may be missing.
         let partial = Env::join(&before, &[before.clone(), body.clone()]);

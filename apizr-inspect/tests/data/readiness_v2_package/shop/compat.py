@@ -1,0 +1,3 @@
+import sys
+
+WIN = sys.platform.startswith("win")
