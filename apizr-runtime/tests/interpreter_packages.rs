@@ -179,7 +179,17 @@ fn matplotlib_figures_become_png_artifacts() {
     config.wheelhouse = Some(wheels);
     config.package_dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("interpreter-plot-packages");
     let interp = Interpreter::new(config);
-    let env = interp.environment("local", with(&["matplotlib"])).unwrap();
+    // A generous deadline: importing matplotlib (and building its font cache in a fresh
+    // home) takes about a second on a quiet machine but over 30 s on a loaded CI host; the
+    // test is about the artifacts, not the speed.
+    let patient = apizr_runtime::interpreter::CapabilityPolicy {
+        timeout: 300.0,
+        packages: vec!["matplotlib".into()],
+        ..apizr_runtime::interpreter::CapabilityPolicy::local()
+    };
+    let env = interp
+        .environment("local", interpreter_support::with_policy(patient.clone()))
+        .unwrap();
     let code = "from __future__ import annotations\nimport matplotlib.pyplot as plt\nplt.plot([1, 2, 3])\nplt.show()\nfig = plt.figure()\nfig.gca().bar([1], [2])\nimport matplotlib\nprint(matplotlib.get_backend().lower())";
     let r = env.execute(code);
     assert!(r.success, "{}", show(&r));
@@ -195,8 +205,7 @@ fn matplotlib_figures_become_png_artifacts() {
     // Counted against the caps.
     let capped = apizr_runtime::interpreter::CapabilityPolicy {
         artifact_max_count: 1,
-        packages: vec!["matplotlib".into()],
-        ..apizr_runtime::interpreter::CapabilityPolicy::local()
+        ..patient
     };
     let env_capped = interp
         .environment("local", interpreter_support::with_policy(capped))
