@@ -27,7 +27,7 @@ use apizr_ir::admission::{AdmissionError, parse_permissive, preflight};
 use apizr_ir::interface::{ContractExecution, InvocationContract};
 use apizr_ir::policy::PolicyV1;
 
-pub use self::executor::{AnyExecutor, BackendKind, Executor, ExecutorError};
+pub use self::executor::{AnyExecutor, BackendKind, Executor, ExecutorError, HeldUntilEnd};
 pub use self::outcome::{Outcome, Report};
 use crate::request::{BindingParameter, CallRequest, Executable, ExecutionKind};
 use crate::validate::{FieldError, ValidatedCall, ValidationError, validate_arguments};

@@ -146,3 +146,42 @@ fn a_server_answers_on_the_frame_and_kills_a_worker_that_does_not_exit() {
     assert!(processes_of(&root, "").is_empty(), "killed after the grace");
     assert_eq!(std::fs::read_dir(&root).unwrap().count(), 0);
 }
+
+/// What a server holds for a call (its worker slot and memory claim) is released only when
+/// the call's process has ended, not when the call is answered: a process that keeps living
+/// after its frame (here it sleeps; user code can do it by replacing the worker's exit) would
+/// otherwise let the next call in while it still holds its memory, and the server's caps would
+/// bound nothing.
+#[test]
+fn what_a_server_holds_for_a_call_is_released_when_its_process_ends_not_at_the_answer() {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    struct Slot(Arc<AtomicBool>);
+    impl Drop for Slot {
+        fn drop(&mut self) {
+            self.0.store(true, Ordering::SeqCst);
+        }
+    }
+    let root = temp_root("frames-held");
+    let rt = misbehaving(&root, framed_ok(), "import time\ntime.sleep(60)", 0);
+    rt.answer_before_exit();
+    let released = Arc::new(AtomicBool::new(false));
+    let out = rt.execute_holding(&call_f(), Box::new(Slot(released.clone())));
+    assert_eq!(status(&out), "success", "{:?}", out.report);
+    assert_eq!(
+        rt.after_answer_stats().pending,
+        1,
+        "answered before the exit"
+    );
+    assert!(
+        !released.load(Ordering::SeqCst),
+        "the slot was released while the call's process still runs"
+    );
+    assert!(rt.settle(Duration::from_secs(30)));
+    assert!(
+        released.load(Ordering::SeqCst),
+        "released once the process is gone"
+    );
+    assert!(processes_of(&root, "").is_empty());
+    assert_eq!(std::fs::read_dir(&root).unwrap().count(), 0);
+}

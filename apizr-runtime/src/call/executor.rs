@@ -95,6 +95,15 @@ pub enum ExecutorError {
 
 /// One backend. Implementations never panic and never return an error for a call: every
 /// failure is a [`Status`](crate::Status) in the [`Outcome`].
+/// What a caller holds for as long as a call's worker lives (a server's admission slot and
+/// memory claim). A backend that answers before its process has ended (the local backend in
+/// servers, answering on the response frame) keeps it until that process is gone, so a
+/// process still running after its answer keeps counting against the server's caps: released
+/// at the answer, code that keeps its process alive after the frame (e.g. by replacing the
+/// worker's exit) would let the next call in while it still holds its memory, and the caps
+/// would bound nothing. Every other backend drops it when it returns.
+pub type HeldUntilEnd = Box<dyn Send>;
+
 pub trait Executor: Send + Sync + std::fmt::Debug {
     /// Which backend this is.
     fn kind(&self) -> BackendKind;
@@ -106,6 +115,14 @@ pub trait Executor: Send + Sync + std::fmt::Debug {
 
     /// Run one call to completion on this thread.
     fn execute(&self, call: &Call) -> Outcome;
+
+    /// [`Executor::execute`], keeping `held` until the call's process has ended (see
+    /// [`HeldUntilEnd`]); by default it is dropped when the call returns.
+    fn execute_holding(&self, call: &Call, held: HeldUntilEnd) -> Outcome {
+        let outcome = self.execute(call);
+        drop(held);
+        outcome
+    }
 }
 
 /// Every backend this build has. Cheap to clone (each variant is an `Arc`).
@@ -209,13 +226,26 @@ impl AnyExecutor {
     /// direct call (its worker is killed and replaced); a blocking call runs to its deadline.
     #[cfg(feature = "serve")]
     pub async fn run(&self, call: Call) -> Outcome {
+        self.run_holding(call, Box::new(())).await
+    }
+
+    /// [`AnyExecutor::run`], keeping `held` until the call's process has ended (see
+    /// [`HeldUntilEnd`]).
+    #[cfg(feature = "serve")]
+    pub async fn run_holding(&self, call: Call, held: HeldUntilEnd) -> Outcome {
         match self {
-            AnyExecutor::Direct(direct) => direct.call(&call).await,
+            AnyExecutor::Direct(direct) => {
+                let outcome = direct.call(&call).await;
+                drop(held);
+                outcome
+            }
             blocking => {
                 let executor = blocking.clone();
-                tokio::task::spawn_blocking(move || executor.execute(&call))
-                    .await
-                    .unwrap_or_else(|_| Outcome::status(crate::Status::WorkerFailed))
+                tokio::task::spawn_blocking(move || {
+                    executor.executor().execute_holding(&call, held)
+                })
+                .await
+                .unwrap_or_else(|_| Outcome::status(crate::Status::WorkerFailed))
             }
         }
     }

@@ -14,6 +14,7 @@ use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 use crate::audit::{AuditRecord, AuditSink};
+use crate::call::HeldUntilEnd;
 use crate::local::answer::{log_after_answer, take};
 
 use crate::local::cgroup::CallCgroups;
@@ -74,6 +75,8 @@ pub(crate) struct End {
     /// The call's audit record, written once the exit is known.
     pub record: Option<(Arc<dyn AuditSink>, AuditRecord)>,
     pub capability: String,
+    /// Released once the process has ended and been cleaned up (a server's admission slot).
+    pub held: HeldUntilEnd,
 }
 
 impl End {
@@ -108,8 +111,11 @@ impl End {
             tails,
             record,
             capability,
+            held,
         } = self;
         let reaped = after.run();
+        // The process is gone and cleaned up: its admission slot and memory claim are free.
+        drop(held);
         tails.record(&reaped);
         log_after_answer(&reaped, &capability);
         if let Some((sink, mut record)) = record {

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use apizr_ir::policy::PolicyV1;
 
 use crate::audit::AuditSink;
-use crate::call::{BackendKind, Call, Executor, ExecutorError, Outcome, Report};
+use crate::call::{BackendKind, Call, Executor, ExecutorError, HeldUntilEnd, Outcome, Report};
 use crate::local::enforcement::{Unenforceable, unenforceable};
 use crate::local::runtime::{LocalRuntime, RuntimeConfig};
 use crate::status::Status;
@@ -75,11 +75,17 @@ impl Executor for LocalExecutor {
     }
 
     fn execute(&self, call: &Call) -> Outcome {
+        self.execute_holding(call, Box::new(()))
+    }
+
+    fn execute_holding(&self, call: &Call, held: HeldUntilEnd) -> Outcome {
         if !self.policy.effects.require_known.is_empty() {
             // Effects are never inferred: a required known effect cannot be proven.
             return Outcome::status(Status::PolicyRefused).with_backend(self.kind());
         }
-        let outcome = self.runtime.execute(&call.request_under(&self.policy));
+        let outcome = self
+            .runtime
+            .execute_holding(&call.request_under(&self.policy), held);
         Outcome::from_envelope(
             BackendKind::LocalProcess,
             outcome.envelope,

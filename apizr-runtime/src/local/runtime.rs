@@ -15,6 +15,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use crate::audit::AuditSink;
+use crate::call::HeldUntilEnd;
 use crate::envelope::Envelope;
 use crate::local::after::{AfterAnswer, AfterAnswerStats, End, Tails};
 use crate::local::answer::{audit_record, decide};
@@ -150,6 +151,12 @@ impl LocalRuntime {
 
     /// Execute one call. Never panics; every failure is a status.
     pub fn execute(&self, call: &CallRequest) -> CallOutcome {
+        self.execute_holding(call, Box::new(()))
+    }
+
+    /// [`LocalRuntime::execute`], keeping `held` until the call's process has ended and been
+    /// cleaned up, also when the call is answered on its frame before that (servers).
+    pub fn execute_holding(&self, call: &CallRequest, held: HeldUntilEnd) -> CallOutcome {
         let start = Instant::now();
         let first_sweep = self.swept.get().is_none();
         let sweep_failures = self.sweep();
@@ -189,6 +196,7 @@ impl LocalRuntime {
             tails: self.tails.clone(),
             record,
             capability: call.capability_id.clone(),
+            held,
         };
         if let Some(reaped) = end.run(background) {
             report.exit = reaped.exit;

@@ -22,7 +22,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, AtomicU64, AtomicUsize, Ordering};
 use std::time::Duration;
 
-use tokio::sync::{Semaphore, SemaphorePermit};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore, SemaphorePermit};
 
 use super::metrics::Metrics;
 use super::spec::Gates;
@@ -53,8 +53,10 @@ struct CapabilityGate {
 
 /// The server-wide governed caps: worker slots and memory (KiB), shared by every source.
 pub(crate) struct GovernedBudget {
-    workers: Semaphore,
-    memory_kib: Semaphore,
+    // Shared (`Arc`) so a call's permits can outlive the request that took them: a process
+    // answered on its frame keeps its slot until it has ended (`HeldUntilEnd`).
+    workers: Arc<Semaphore>,
+    memory_kib: Arc<Semaphore>,
     budget_kib: u64,
     /// The largest per-call claim of the server's sources: idle pre-started workers never
     /// take the room one such call needs ([`Admission::reserve_idle`]).
@@ -65,8 +67,10 @@ impl GovernedBudget {
     pub(crate) fn new(gates: &Gates) -> Arc<GovernedBudget> {
         let budget_kib = kib(gates.memory_bytes).min(Semaphore::MAX_PERMITS as u64);
         Arc::new(GovernedBudget {
-            workers: Semaphore::new(gates.workers.clamp(1, Semaphore::MAX_PERMITS)),
-            memory_kib: Semaphore::new(usize::try_from(budget_kib).unwrap_or(0)),
+            workers: Arc::new(Semaphore::new(
+                gates.workers.clamp(1, Semaphore::MAX_PERMITS),
+            )),
+            memory_kib: Arc::new(Semaphore::new(usize::try_from(budget_kib).unwrap_or(0))),
             budget_kib,
             largest_claim_kib: AtomicU64::new(0),
         })
@@ -100,17 +104,26 @@ pub(crate) struct Admission {
 /// Holds everything a running call was admitted with; dropping it releases all of it.
 pub(crate) struct Permit<'a> {
     _capability: SemaphorePermit<'a>,
-    _server: Option<ServerPermit<'a>>,
+    _server: Option<ServerPermit>,
 }
 
-struct ServerPermit<'a> {
-    _worker: SemaphorePermit<'a>,
-    _memory: Option<SemaphorePermit<'a>>,
+impl<'a> Permit<'a> {
+    /// The capability's permit (released when the call is answered) and the server-wide one
+    /// (held until the call's process has ended: it bounds the host, not the request).
+    pub(crate) fn split(self) -> (SemaphorePermit<'a>, Option<ServerPermit>) {
+        (self._capability, self._server)
+    }
+}
+
+/// A worker slot and the policy's memory claim in the server-wide budget.
+pub(crate) struct ServerPermit {
+    _worker: OwnedSemaphorePermit,
+    _memory: Option<OwnedSemaphorePermit>,
     memory_bytes: i64,
-    metrics: &'a Metrics,
+    metrics: Arc<Metrics>,
 }
 
-impl Drop for ServerPermit<'_> {
+impl Drop for ServerPermit {
     fn drop(&mut self) {
         self.metrics
             .governed_workers
@@ -288,26 +301,34 @@ impl Admission {
 
     /// The server-wide permit without waiting: `Some(None)` when there is no server gate,
     /// `None` when it is full.
-    fn try_server(&self) -> Option<Option<ServerPermit<'_>>> {
+    fn try_server(&self) -> Option<Option<ServerPermit>> {
         let Some(server) = &self.server else {
             return Some(None);
         };
-        let worker = server.budget.workers.try_acquire().ok()?;
+        let worker = server.budget.workers.clone().try_acquire_owned().ok()?;
         let memory = match server.claim_kib {
             0 => None,
-            n => Some(server.budget.memory_kib.try_acquire_many(n).ok()?),
+            n => Some(
+                server
+                    .budget
+                    .memory_kib
+                    .clone()
+                    .try_acquire_many_owned(n)
+                    .ok()?,
+            ),
         };
         Some(Some(self.server_permit_from(server, worker, memory)))
     }
 
-    async fn server_permit(&self) -> Result<Option<ServerPermit<'_>>, Refused> {
+    async fn server_permit(&self) -> Result<Option<ServerPermit>, Refused> {
         let Some(server) = &self.server else {
             return Ok(None);
         };
         let worker = server
             .budget
             .workers
-            .acquire()
+            .clone()
+            .acquire_owned()
             .await
             .map_err(|_| self.busy())?;
         let memory = match server.claim_kib {
@@ -316,7 +337,8 @@ impl Admission {
                 server
                     .budget
                     .memory_kib
-                    .acquire_many(n)
+                    .clone()
+                    .acquire_many_owned(n)
                     .await
                     .map_err(|_| self.busy())?,
             ),
@@ -324,12 +346,12 @@ impl Admission {
         Ok(Some(self.server_permit_from(server, worker, memory)))
     }
 
-    fn server_permit_from<'a>(
-        &'a self,
-        server: &'a ServerGate,
-        worker: SemaphorePermit<'a>,
-        memory: Option<SemaphorePermit<'a>>,
-    ) -> ServerPermit<'a> {
+    fn server_permit_from(
+        &self,
+        server: &ServerGate,
+        worker: OwnedSemaphorePermit,
+        memory: Option<OwnedSemaphorePermit>,
+    ) -> ServerPermit {
         let memory_bytes = i64::try_from(server.claim_bytes).unwrap_or(i64::MAX);
         self.metrics
             .governed_workers
@@ -341,7 +363,7 @@ impl Admission {
             _worker: worker,
             _memory: memory,
             memory_bytes,
-            metrics: &self.metrics,
+            metrics: self.metrics.clone(),
         }
     }
 }

@@ -290,8 +290,11 @@ impl Invoker {
             Err(Refused::Unknown) => return Err(Rejected::UnknownCapability),
         };
         let function = call.function().to_string();
-        let mut outcome = self.executor.run(call).await;
-        drop(permit);
+        // The capability's slot is free once the call is answered; the server-wide slot and
+        // memory claim stay taken until the call's process has ended (`HeldUntilEnd`).
+        let (capability, server) = permit.split();
+        let mut outcome = self.executor.run_holding(call, Box::new(server)).await;
+        drop(capability);
         if let Some((stderr, truncated)) = outcome.worker_stderr() {
             log_worker_stderr(&function, outcome.status.wire_name(), stderr, truncated);
         }
