@@ -496,6 +496,51 @@ def forge():\n    body = b'{\"schema_version\":\"apizr.execution-result/v1\",\"s
     });
 }
 
+/// What a server holds for a pooled call (its worker slot and memory claim) is released when
+/// the container's process has ended, not at the early answer: user code that forges its frame
+/// and keeps running would otherwise let the next call in while its container still holds its
+/// memory (up to the after-answer wait, 10 s, per call), and the caps would bound nothing.
+#[test]
+fn what_a_server_holds_for_a_pooled_call_is_released_when_its_container_process_ends() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    struct Slot(Arc<AtomicBool>);
+    impl Drop for Slot {
+        fn drop(&mut self) {
+            self.0.store(true, Ordering::SeqCst);
+        }
+    }
+    let Some(image) = image() else { return };
+    let source = "import os, sys, time\n\
+def linger():\n    body = b'{\"schema_version\":\"apizr.execution-result/v1\",\"status\":\"success\",\"value\":7}\\n'\n    fd = getattr(sys.modules.get('__main__'), '_OUT', 3)\n    os.write(fd, len(body).to_bytes(8, 'big') + body)\n    time.sleep(3)\n    os._exit(0)\n";
+    let policy = PolicyV2::default();
+    let c = call0(source, "linger");
+    let pool = pool_with(OciConfig::default(), PoolConfig::with_size(1));
+    pool.warm(workload(source, &policy, image));
+    wait_ready(&pool, 1);
+    let released = Arc::new(AtomicBool::new(false));
+    let call = OciCall {
+        call: &c,
+        policy: &policy,
+        image,
+        original: None,
+    };
+    let out = pool.execute_holding(call, Box::new(Slot(released.clone())));
+    assert_eq!(out.report.path, ContainerPath::Pooled, "{}", report(&out));
+    assert_eq!((status(&out), value_of(&out)), ("success", json!(7)));
+    assert!(
+        !released.load(Ordering::SeqCst),
+        "the slot was released while the container's process still runs"
+    );
+    let until = Instant::now() + Duration::from_secs(60);
+    while !released.load(Ordering::SeqCst) && Instant::now() < until {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(
+        released.load(Ordering::SeqCst),
+        "released once the process ended"
+    );
+}
+
 /// gVisor through a pool: the prepared container's own view (read before it was pooled) shows
 /// gVisor's kernel. Docker with `runsc` registered, or Podman's gVisor service.
 #[test]

@@ -11,7 +11,7 @@ use super::environment::check_requirements;
 use super::image::check_image;
 use super::{OciCall, OciConfig, OciPool, OciRuntime, PoolConfig, PoolWorkload, RuntimeImage};
 use crate::audit::{AUDIT_SCHEMA, AuditRecord, AuditSink};
-use crate::call::{BackendKind, Call, Executor, ExecutorError, Outcome, Report};
+use crate::call::{BackendKind, Call, Executor, ExecutorError, HeldUntilEnd, Outcome, Report};
 use crate::request::Executable;
 use crate::status::Status;
 
@@ -175,6 +175,12 @@ impl Executor for OciExecutor {
     }
 
     fn execute(&self, call: &Call) -> Outcome {
+        self.execute_holding(call, Box::new(()))
+    }
+
+    /// A pooled call is answered before its container's process has ended: `held` is kept
+    /// until then (see [`HeldUntilEnd`]).
+    fn execute_holding(&self, call: &Call, held: HeldUntilEnd) -> Outcome {
         let started = Instant::now();
         let outcome = if self.policy.effects.require_known.is_empty() {
             let request = call.request_under(&self.policy.worker_policy());
@@ -185,7 +191,7 @@ impl Executor for OciExecutor {
                 original: call.original(),
             };
             let ran = match self.pool.get() {
-                Some(pool) => pool.execute(oci_call),
+                Some(pool) => pool.execute_holding(oci_call, held),
                 None => self.runtime.execute(oci_call),
             };
             Outcome::from_envelope(self.kind(), ran.envelope, Report::Oci(Box::new(ran.report)))

@@ -15,6 +15,8 @@ use std::collections::VecDeque;
 use std::sync::mpsc::{self, Sender};
 use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use std::thread::{self, JoinHandle};
+
+use crate::call::HeldUntilEnd;
 use std::time::{Duration, Instant};
 
 use super::prepare::{self, Prepared};
@@ -63,24 +65,32 @@ pub(super) struct State {
     pub dirty: bool,
 }
 
+/// A container to remove, and what its call holds until the container's process has ended
+/// (a server's worker slot and memory claim: see [`HeldUntilEnd`]).
+type Removal = (Leftover, HeldUntilEnd);
+
 /// The remover thread's queue.
 pub(super) struct Removals {
-    queue: Mutex<Option<Sender<Leftover>>>,
+    queue: Mutex<Option<Sender<Removal>>>,
     pub counters: Arc<Counters>,
 }
 
 impl Removals {
     /// The queue and its thread.
     pub fn start() -> (Removals, Option<JoinHandle<()>>) {
-        let (tx, rx) = mpsc::channel::<Leftover>();
+        let (tx, rx) = mpsc::channel::<Removal>();
         let counters = Arc::new(Counters::default());
         let mine = Arc::clone(&counters);
         let thread = thread::Builder::new()
             .name("apizr-oci-pool-remover".into())
             .spawn(move || {
-                for mut leftover in rx {
+                for (mut leftover, held) in rx {
                     let name = leftover.name().to_string();
-                    if let Some(odd) = leftover.check_after() {
+                    let odd = leftover.check_after();
+                    // The container's process has ended (or is being removed): its slot and
+                    // memory claim are free.
+                    drop(held);
+                    if let Some(odd) = odd {
                         Counters::bump(&mine.anomalies, 1);
                         eprintln!(
                             "apizr: pool: container {name} answered, then showed what a fresh \
@@ -103,13 +113,18 @@ impl Removals {
 
     /// Queue `leftover` for removal; removed here and now if the queue is closed.
     pub fn dispose(&self, leftover: Leftover) {
+        self.dispose_holding(leftover, Box::new(()));
+    }
+
+    /// [`Removals::dispose`], keeping `held` until the container's process has ended.
+    pub fn dispose_holding(&self, leftover: Leftover, held: HeldUntilEnd) {
         let queue = self.queue.lock().unwrap_or_else(PoisonError::into_inner);
         let rejected = match queue.as_ref() {
-            Some(tx) => tx.send(leftover).err().map(|e| e.0),
-            None => Some(leftover),
+            Some(tx) => tx.send((leftover, held)).err().map(|e| e.0),
+            None => Some((leftover, held)),
         };
         drop(queue);
-        if let Some(leftover) = rejected {
+        if let Some((leftover, _held)) = rejected {
             let name = leftover.name().to_string();
             if let Err(e) = leftover.remove_quietly() {
                 Counters::bump(&self.counters.cleanup_failures, 1);

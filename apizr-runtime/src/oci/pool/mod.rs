@@ -44,6 +44,8 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
+use crate::call::HeldUntilEnd;
+
 use self::keeper::{Removals, Shared, State, Target};
 use self::prepare::Prepared;
 use self::workload::Key;
@@ -213,10 +215,16 @@ impl OciPool {
     /// Execute one call, in a prepared container when one is ready, else in a fresh one.
     /// Never panics; every failure is a status.
     pub fn execute(&self, call: OciCall<'_>) -> OciOutcome {
+        self.execute_holding(call, Box::new(()))
+    }
+
+    /// [`ContainerPool::execute`], keeping `held` until the call's container process has
+    /// ended (a pooled call is answered before that; a fresh one after).
+    pub fn execute_holding(&self, call: OciCall<'_>, held: HeldUntilEnd) -> OciOutcome {
         let start = Instant::now();
         let deadline = start + Duration::from_millis(call.policy.limits.wall_time_ms);
         let mut report = OciReport::default();
-        let envelope = self.run(&call, start, deadline, &mut report);
+        let envelope = self.run(&call, start, deadline, &mut report, held);
         report.timings.total_ms = ms(start);
         OciOutcome { envelope, report }
     }
@@ -227,6 +235,7 @@ impl OciPool {
         start: Instant,
         deadline: Instant,
         report: &mut OciReport,
+        held: HeldUntilEnd,
     ) -> Envelope {
         let runtime = &self.shared.runtime;
         let (connected, programs) = match runtime.precheck(call, start, report) {
@@ -240,7 +249,10 @@ impl OciPool {
         let path = call.call.executable_path();
         let workload = Workload::of(call, &path);
         match self.shared.take(&workload) {
-            Ok(prepared) => self.pooled(connected, prepared, payload, &workload, deadline, report),
+            Ok(prepared) => {
+                let answered = (connected, prepared, payload);
+                self.pooled(answered, &workload, deadline, report, held)
+            }
             Err(miss) => {
                 report.pool_miss = Some(miss.to_string());
                 let temp_root = &runtime.config.temp_root;
@@ -251,12 +263,11 @@ impl OciPool {
 
     fn pooled(
         &self,
-        connected: &Connected,
-        prepared: Prepared,
-        payload: Vec<u8>,
+        (connected, prepared, payload): (&Connected, Prepared, Vec<u8>),
         workload: &Workload<'_>,
         deadline: Instant,
         report: &mut OciReport,
+        held: HeldUntilEnd,
     ) -> Envelope {
         report.path = ContainerPath::Pooled;
         report.container = Some(prepared.name());
@@ -271,7 +282,7 @@ impl OciPool {
             Until::Frame,
             report,
         );
-        self.shared.removals.dispose(leftover);
+        self.shared.removals.dispose_holding(leftover, held);
         // Refill once the call is answered, so that it does not compete with the call.
         self.shared.poke();
         envelope
