@@ -69,15 +69,7 @@ pub async fn run_mcp_plan(plan: ServicePlan, options: ServeOptions) -> Result<()
     }
     options.check_exposure()?;
     let handler = start_plan_handler(plan).await?;
-    let listener = tokio::net::TcpListener::bind((options.host.as_str(), options.port))
-        .await
-        .map_err(|source| ServeError::Bind {
-            address: format!("{}:{}", options.host, options.port),
-            source,
-        })?;
-    if let Ok(addr) = listener.local_addr() {
-        eprintln!("apizr: MCP server listening on http://{addr}/mcp");
-    }
+    let listener = options.listen("MCP server", "/mcp").await?;
     let http = HttpOptions {
         token: options.token.clone(),
         stateful: false,

@@ -70,6 +70,26 @@ impl Default for HttpLimits {
 }
 
 impl ServeOptions {
+    /// Bind the listening socket and say where it listens on stderr: `apizr: {what}
+    /// listening on http://{addr}{suffix}` (the address is the bound one, so port 0 shows
+    /// the port the system chose).
+    pub(crate) async fn listen(
+        &self,
+        what: &str,
+        suffix: &str,
+    ) -> Result<tokio::net::TcpListener, ServeError> {
+        let listener = tokio::net::TcpListener::bind((self.host.as_str(), self.port))
+            .await
+            .map_err(|source| ServeError::Bind {
+                address: format!("{}:{}", self.host, self.port),
+                source,
+            })?;
+        if let Ok(addr) = listener.local_addr() {
+            eprintln!("apizr: {what} listening on http://{addr}{suffix}");
+        }
+        Ok(listener)
+    }
+
     /// Refuse a non-loopback bind without a token unless `--insecure`.
     pub fn check_exposure(&self) -> Result<(), ServeError> {
         let loopback = self.host == "localhost"

@@ -223,15 +223,7 @@ pub async fn run_rest(spec: ServeSpec, options: ServeOptions) -> Result<(), Serv
 /// As [`run_rest`], for any [`ServicePlan`] (registered bindings and native endpoints).
 pub async fn run_rest_plan(plan: ServicePlan, options: ServeOptions) -> Result<(), ServeError> {
     options.check_exposure()?;
-    let listener = tokio::net::TcpListener::bind((options.host.as_str(), options.port))
-        .await
-        .map_err(|source| ServeError::Bind {
-            address: format!("{}:{}", options.host, options.port),
-            source,
-        })?;
-    if let Ok(addr) = listener.local_addr() {
-        eprintln!("apizr: REST server listening on http://{addr} (docs at /docs)");
-    }
+    let listener = options.listen("REST server", " (docs at /docs)").await?;
     run_rest_plan_on(listener, plan, options).await
 }
 

@@ -344,15 +344,7 @@ pub async fn run_interpreter_http(
     options: crate::serve::options::ServeOptions,
 ) -> Result<(), ServeError> {
     options.check_exposure()?;
-    let listener = tokio::net::TcpListener::bind((options.host.as_str(), options.port))
-        .await
-        .map_err(|source| ServeError::Bind {
-            address: format!("{}:{}", options.host, options.port),
-            source,
-        })?;
-    if let Ok(addr) = listener.local_addr() {
-        eprintln!("apizr: MCP interpreter listening on http://{addr}/mcp");
-    }
+    let listener = options.listen("MCP interpreter", "/mcp").await?;
     let http = super::http::HttpOptions {
         token: options.token.clone(),
         stateful: handler.shared.session.is_some(),
