@@ -206,6 +206,7 @@ pub fn build_specs(args: &ServeArgs) -> anyhow::Result<Vec<ServeSpec>> {
             // package's requirement set (`OciExecutor::check_requirements`).
             // Readiness v2 resolves types imported from the package's other modules.
             let index = apizr_inspect::package::PackageIndex::scan(path)?;
+            let mut assessed = assess_in_package(&index, &inputs, args)?.map(Vec::into_iter);
             return inputs
                 .into_iter()
                 .map(|input| {
@@ -217,8 +218,12 @@ pub fn build_specs(args: &ServeArgs) -> anyhow::Result<Vec<ServeSpec>> {
                     });
                     let select = Some(input.selection.as_str());
                     let index = package.as_ref().map(|_| &index);
+                    let inspected = match (&package, &mut assessed) {
+                        (Some(_), Some(assessed)) => assessed.next(),
+                        _ => None,
+                    };
                     let source = (input.source, SourceKind::Python, input.module);
-                    spec_of(args, source, select, package, index)
+                    spec_of(args, source, select, (package, index), inspected)
                 })
                 .collect();
         }
@@ -243,19 +248,50 @@ pub fn build_specs(args: &ServeArgs) -> anyhow::Result<Vec<ServeSpec>> {
         args,
         (bytes, kind, module),
         args.select.as_deref(),
-        None,
+        (None, None),
         None,
     )?])
 }
 
-/// One source (bytes, kind, module name) inspected, planned for `select` and bound to its
-/// execution mode; `package`: the module's import closure when it is a module of a package.
+/// Under readiness v2, the modules served with their package (not standing alone), assessed
+/// as `inspect DIR --readiness v2` assesses them (one implementation of the package rule,
+/// [`apizr_inspect::project::inspect_modules_in_dir`]), in the order of `inputs`; `None`
+/// under v1, where a module is assessed alone.
+fn assess_in_package(
+    index: &apizr_inspect::package::PackageIndex,
+    inputs: &[PackageInput],
+    args: &ServeArgs,
+) -> anyhow::Result<Option<Vec<(apizr_inspect::Outcome, apizr_inspect::ParsedModule)>>> {
+    let options = InspectOptions {
+        readiness: args.readiness.policy(),
+        ..InspectOptions::default()
+    };
+    if options.readiness != apizr_ir::ReadinessPolicy::V2 {
+        return Ok(None);
+    }
+    let packaged: Vec<(&str, &[u8])> = inputs
+        .iter()
+        .filter(|input| input.files.is_some())
+        .map(|input| (input.module.as_str(), input.source.as_slice()))
+        .collect();
+    let provides = Default::default();
+    let assessed =
+        apizr_inspect::project::inspect_modules_in_dir(index, &packaged, options, &provides)?;
+    Ok(Some(assessed))
+}
+
+/// One source (bytes, kind, module name) inspected (unless `inspected` already is), planned
+/// for `select` and bound to its execution mode; `package`: the module's import closure when
+/// it is a module of a package, and the package's index.
 fn spec_of(
     args: &ServeArgs,
     (bytes, kind, module): (Vec<u8>, SourceKind, String),
     select: Option<&str>,
-    package: Option<PackageFiles>,
-    index: Option<&apizr_inspect::package::PackageIndex>,
+    (package, index): (
+        Option<PackageFiles>,
+        Option<&apizr_inspect::package::PackageIndex>,
+    ),
+    inspected: Option<(apizr_inspect::Outcome, apizr_inspect::ParsedModule)>,
 ) -> anyhow::Result<ServeSpec> {
     let selection = select.map(interface::parse_selection).transpose()?;
     let options = InspectOptions {
@@ -264,8 +300,12 @@ fn spec_of(
     };
     // Inspection and planning recurse over the syntax tree: run them on a large stack.
     let (outcome, contracts, conditional) = on_inspect_stack(|| {
-        let (outcome, parsed) =
-            apizr_inspect::inspect_bytes_in_index(&bytes, kind, &module, options, None, index)?;
+        let (outcome, parsed) = match inspected {
+            Some(inspected) => inspected,
+            None => {
+                apizr_inspect::inspect_bytes_in_index(&bytes, kind, &module, options, None, index)?
+            }
+        };
         let planned = match (&selection, args.allow_conditional) {
             // The same rule as `generate --allow-conditional` (one implementation).
             (Some(selection), true) => apizr_codegen::conditional::plan_in_package(

@@ -567,7 +567,8 @@ fn readiness_v2_generates_what_v1_refuses() {
     assert!(readiness.contains("apizr.readiness/v2"), "{readiness}");
     // A module of a package directory taking a dataclass of a sibling module: the generated
     // project's contract names the class in its real module (the worker builds it from
-    // there) and its OpenAPI document has the class's exact schema.
+    // there) and its OpenAPI document has the class's exact schema. Its local imports are
+    // proved with the package (the verdict of `inspect DIR`): no `--allow-conditional`.
     let package = concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/../apizr-inspect/tests/data/input_types_pkg"
@@ -578,7 +579,6 @@ fn readiness_v2_generates_what_v1_refuses() {
         package,
         "--select",
         "shop.api:move",
-        "--allow-conditional",
         "--output-dir",
         "pkg",
         "--no-lockfile",

@@ -12,10 +12,10 @@
 //! loader in the server's log. A control package that raises at import proves the check
 //! catches one.
 //!
-//! The verdict under test is the package-aware one (`inspect_dir`): `serve DIR --select`
-//! assesses the selected module alone, where its relative imports are READY-015, so the
-//! functions are selected with `--allow-conditional` (the server is only the vehicle of the
-//! real import and call). Functions ready only with declared third-party dependencies
+//! The verdict under test is the package-aware one (`inspect_dir`), and `serve DIR --select
+//! --readiness v2` gives the selected modules that same verdict: the functions are served
+//! without `--allow-conditional`, so a function `inspect DIR` calls ready that serve refused
+//! would fail the test too. Functions ready only with declared third-party dependencies
 //! (READY-020) are left out: the sandbox's interpreter has none installed.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -186,7 +186,6 @@ fn v2_ready_functions_of_real_packages_import_and_run_in_the_strict_sandbox() {
                 package.to_str().unwrap(),
                 "--select",
                 &select,
-                "--allow-conditional",
                 "--readiness",
                 "v2",
                 "--policy",

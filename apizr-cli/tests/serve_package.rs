@@ -76,8 +76,8 @@ fn serves_a_module_of_a_package_with_its_intra_package_imports() {
 /// Readiness v2 over a package directory: parameters typed with classes of sibling modules
 /// (`shop.models` imported at module level, `shop.extra` only under `if TYPE_CHECKING:`) are
 /// planned with their exact schemas and reach Python, in the warm pool, as instances of the
-/// module that declares them (the fixture functions raise otherwise). The module is
-/// conditional on its local imports when served alone, hence `--allow-conditional`.
+/// module that declares them (the fixture functions raise otherwise). Its local imports are
+/// proved with the package, as `inspect DIR` proves them: no `--allow-conditional`.
 #[test]
 fn serves_classes_imported_from_sibling_modules_under_readiness_v2() {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -86,7 +86,6 @@ fn serves_classes_imported_from_sibling_modules_under_readiness_v2() {
         dir.to_str().unwrap(),
         "--select",
         "shop.api:move,shop.api:unbox",
-        "--allow-conditional",
         "--readiness",
         "v2",
         "--workers",
@@ -104,6 +103,87 @@ fn serves_classes_imported_from_sibling_modules_under_readiness_v2() {
     // The other module's exact schema is enforced before any worker runs.
     let (status, _) = server.post("move", r#"{"p": {"x": 1, "z": 2}, "dx": 3}"#);
     assert_eq!(status, 422);
+}
+
+/// `serve` and `generate` DIR `--readiness v2` give a module the verdict `inspect DIR` gives
+/// it (`tests/data/readiness_v2_package`): `shop.models` imports `shop.base` relatively, whose
+/// top level is proved, so `describe` is served and generated without `--allow-conditional`
+/// and runs; `shop.uses_unsafe` imports `shop.unsafe`, which sets an environment variable at
+/// import (READY-004 there), so `double` is refused by both, naming READY-015. Under v1 the
+/// same selection of `describe` is refused as before (its relative import).
+#[test]
+fn serve_and_generate_accept_what_inspect_dir_proves_and_refuse_a_near_miss() {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../apizr-inspect/tests/data/readiness_v2_package");
+    let dir = dir.to_str().unwrap();
+    let out = tmp("v2-verdict");
+    for transport in ["rest", "mcp"] {
+        let project = out.join(transport);
+        let (ok, refused) = (
+            ["--select", "shop.models:describe"],
+            ["--select", "shop.uses_unsafe:double"],
+        );
+        let generate = |select: [&str; 2], project: &Path| {
+            let project = project.to_str().unwrap();
+            let mut args = vec!["generate", transport, dir, "--readiness", "v2"];
+            args.extend(select);
+            args.extend(["--output-dir", project, "--no-lockfile"]);
+            run(&args)
+        };
+        let accepted = generate(ok, &project);
+        let stderr = String::from_utf8_lossy(&accepted.stderr);
+        assert_eq!(accepted.status.code(), Some(0), "{transport}: {stderr}");
+        let readiness = std::fs::read_to_string(project.join("readiness.json")).unwrap();
+        assert!(readiness.contains("apizr.readiness/v2"), "{readiness}");
+        let near_miss = generate(refused, &out.join(format!("{transport}-refused")));
+        let stderr = String::from_utf8_lossy(&near_miss.stderr);
+        assert_ne!(near_miss.status.code(), Some(0), "{transport}: {stderr}");
+        assert!(
+            stderr.contains("double: conditional (APIZR-READY-015)"),
+            "{transport}: {stderr}"
+        );
+        assert!(
+            !out.join(format!("{transport}-refused"))
+                .join("openapi.json")
+                .exists()
+        );
+    }
+    let serve = |extra: &[&str]| {
+        let mut args = vec!["serve", "rest", dir];
+        args.extend(extra);
+        args.extend(["--port", "1"]);
+        run(&args)
+    };
+    let refused = serve(&["--select", "shop.uses_unsafe:double", "--readiness", "v2"]);
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert_eq!(refused.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("cannot serve double: conditional (APIZR-READY-015)"),
+        "{stderr}"
+    );
+    let v1 = serve(&["--select", "shop.models:describe"]);
+    let stderr = String::from_utf8_lossy(&v1.stderr);
+    assert_eq!(v1.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("cannot serve describe: conditional"),
+        "{stderr}"
+    );
+    let args = [
+        dir,
+        "--select",
+        "shop.models:describe",
+        "--readiness",
+        "v2",
+        "--workers",
+        "1",
+    ];
+    let server = start(&args);
+    assert_eq!(
+        server.post("describe", r#"{"name": "pen", "kind": "b"}"#),
+        (200, "\"pen (b)\"".into())
+    );
+    drop(server);
+    let _ = std::fs::remove_dir_all(&out);
 }
 
 /// Functions of two modules in one server: each module is a source of its own (its executable,

@@ -24,7 +24,8 @@ pub(crate) struct SourcePlan {
 }
 
 /// `index`: the package directory of a module of a package, so that types imported from its
-/// other modules resolve (readiness v2).
+/// other modules resolve and, under readiness v2, the module gets the verdict `inspect DIR`
+/// gives it (its local imports judged with the package).
 pub(crate) fn source(
     request: &Request,
     source: &[u8],
@@ -32,18 +33,33 @@ pub(crate) fn source(
     selection: Option<&str>,
     index: Option<&PackageIndex>,
 ) -> Result<SourcePlan, GenerateError> {
-    let (outcome, parsed) = apizr_inspect::inspect_bytes_in_index(
-        source,
-        request.kind,
-        module,
-        InspectOptions {
-            readiness: request.readiness,
-            ..InspectOptions::default()
-        },
-        None,
-        index,
-    )
-    .map_err(input)?;
+    let options = InspectOptions {
+        readiness: request.readiness,
+        ..InspectOptions::default()
+    };
+    let (outcome, parsed) = match index {
+        Some(index) if request.readiness == apizr_ir::ReadinessPolicy::V2 => {
+            let provides = Default::default();
+            apizr_inspect::project::inspect_modules_in_dir(
+                index,
+                &[(module, source)],
+                options,
+                &provides,
+            )
+            .map_err(input)?
+            .pop()
+            .ok_or_else(|| input(format!("{module}: not inspected")))?
+        }
+        _ => apizr_inspect::inspect_bytes_in_index(
+            source,
+            request.kind,
+            module,
+            options,
+            None,
+            index,
+        )
+        .map_err(input)?,
+    };
     let selection = match selection {
         Some(text) => Some(interface::parse_selection(text)?),
         None => None,

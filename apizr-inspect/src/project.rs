@@ -20,6 +20,7 @@
 mod explain;
 mod output;
 mod packaged;
+mod selected;
 pub mod walk;
 
 use std::path::{Path, PathBuf};
@@ -30,6 +31,7 @@ use rayon::prelude::*;
 
 pub use explain::PROJECT_EXPLANATION_SCHEMA;
 pub use output::{PROJECT_SCHEMA, project_digest};
+pub use selected::inspect_modules_in_dir;
 
 use crate::error::{InspectError, Position};
 use crate::{InspectOptions, Note};
@@ -270,15 +272,7 @@ pub fn inspect_dir_with_wheels(
         path: root.to_path_buf(),
         message: e.to_string(),
     })?;
-    let mut builder = rayon::ThreadPoolBuilder::new()
-        .stack_size(INSPECT_STACK_BYTES)
-        .thread_name(|i| format!("apizr-inspect-{i}"));
-    if let Some(threads) = options.threads {
-        builder = builder.num_threads(threads.max(1));
-    }
-    let pool = builder
-        .build()
-        .map_err(|e| ProjectError::ThreadPool(e.to_string()))?;
+    let pool = inspect_pool(options.threads)?;
     let total = found.len();
     let done = AtomicUsize::new(0);
     let package = match options.inspect.readiness {
@@ -292,7 +286,14 @@ pub fn inspect_dir_with_wheels(
                 inspect_found_in(found.clone(), options, ctx)
             };
         let modules = pool.install(|| {
-            packaged::inspect_all(&index, (&declared, provides), found, progress, &inspect)
+            let all = |_: &walk::Found| true;
+            packaged::inspect_all(
+                &index,
+                (&declared, provides),
+                found,
+                (progress, &all),
+                &inspect,
+            )
         });
         return Ok(finish(modules));
     }
@@ -311,6 +312,20 @@ pub fn inspect_dir_with_wheels(
             .collect()
     });
     Ok(finish(modules))
+}
+
+/// The pool directory inspection runs on: `threads` workers (default: the available
+/// parallelism), each with the large stack inspection needs.
+fn inspect_pool(threads: Option<usize>) -> Result<rayon::ThreadPool, ProjectError> {
+    let mut builder = rayon::ThreadPoolBuilder::new()
+        .stack_size(INSPECT_STACK_BYTES)
+        .thread_name(|i| format!("apizr-inspect-{i}"));
+    if let Some(threads) = threads {
+        builder = builder.num_threads(threads.max(1));
+    }
+    builder
+        .build()
+        .map_err(|e| ProjectError::ThreadPool(e.to_string()))
 }
 
 fn finish(mut modules: Vec<ModuleEntry>) -> ProjectInspection {

@@ -234,6 +234,8 @@ fn a_module_that_stands_alone_is_judged_without_its_parents() {
         verdicts_in(&dir, ReadinessPolicy::V1),
         verdicts_in(&dir, ReadinessPolicy::V2),
     );
+    // `serve DIR`/`generate DIR` give these modules the same verdicts.
+    assert_chosen_modules_get_inspect_dirs_verdict(&dir, 5);
     let (state, ready, codes, _) = verdict(&v2, "shop.sub.alone:alone");
     assert!(
         *ready && state == "ready" && codes.is_empty(),
@@ -339,4 +341,97 @@ fn ready_package_functions_import_and_run_in_cpython() {
         String::from_utf8_lossy(&output.stdout).lines().count(),
         calls.len()
     );
+}
+
+/// `serve DIR` and `generate DIR` assess the modules they serve with
+/// [`inspect_modules_in_dir`]: every module of the package fixtures, chosen all at once and
+/// one at a time, gets the inspection `inspect_dir` gives it, byte for byte (the same two
+/// passes, not a second copy of the rule).
+#[test]
+fn chosen_modules_get_the_verdict_inspect_dir_gives_them() {
+    let input_types = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/input_types_pkg");
+    for dir in [DIR, input_types] {
+        assert_chosen_modules_get_inspect_dirs_verdict(Path::new(dir), 8);
+    }
+    // A module the index does not hold is an error naming it, not a verdict.
+    let index = PackageIndex::scan(Path::new(DIR)).unwrap();
+    let options = InspectOptions {
+        readiness: ReadinessPolicy::V2,
+        ..InspectOptions::default()
+    };
+    let missing = apizr_inspect::project::inspect_modules_in_dir(
+        &index,
+        &[("shop.nothere", b"")],
+        options,
+        &BTreeMap::new(),
+    );
+    assert!(
+        missing.is_err_and(|e| e.to_string().contains("no module shop.nothere")),
+        "a module outside the index"
+    );
+}
+
+/// Every module of `dir` (at least `at_least`), chosen all at once and one at a time, gets the
+/// envelope `inspect_dir` gives it; one that stands alone gets it inspected as its file too.
+fn assert_chosen_modules_get_inspect_dirs_verdict(dir: &Path, at_least: usize) {
+    use apizr_inspect::project::inspect_modules_in_dir;
+    let options = InspectOptions {
+        readiness: ReadinessPolicy::V2,
+        ..InspectOptions::default()
+    };
+    let project = ProjectOptions {
+        inspect: options,
+        threads: Some(2),
+        keep_envelopes: true,
+    };
+    let whole = inspect_dir(dir, &project).unwrap();
+    let index = PackageIndex::scan(dir).unwrap();
+    let (mut expected, mut sources) = (BTreeMap::new(), BTreeMap::new());
+    for entry in &whole.modules {
+        let (Some(module), Ok(report)) = (&entry.module, &entry.result) else {
+            continue;
+        };
+        expected.insert(module.clone(), report.envelope.clone());
+        sources.insert(
+            module.clone(),
+            std::fs::read(dir.join(&entry.path)).unwrap(),
+        );
+    }
+    let shown = dir.display();
+    assert!(expected.len() >= at_least, "{shown}: {:?}", expected.keys());
+    let chosen: Vec<(&str, &[u8])> = sources
+        .iter()
+        .map(|(m, b)| (m.as_str(), b.as_slice()))
+        .collect();
+    let none = BTreeMap::new();
+    let all = inspect_modules_in_dir(&index, &chosen, options, &none).unwrap();
+    assert_eq!(all.len(), chosen.len());
+    for ((module, _), (outcome, parsed)) in chosen.iter().zip(&all) {
+        let envelope = apizr_ir::canonical_bytes(&outcome.inspection).unwrap();
+        assert_eq!(
+            String::from_utf8_lossy(&envelope),
+            String::from_utf8_lossy(&expected[*module]),
+            "{shown}: {module}"
+        );
+        assert_eq!(parsed.module, *module);
+    }
+    let declares = !declared_dependencies(dir).is_empty();
+    for (module, bytes) in &chosen {
+        let one = inspect_modules_in_dir(&index, &[(module, bytes)], options, &none).unwrap();
+        let envelope = apizr_ir::canonical_bytes(&one[0].0.inspection).unwrap();
+        assert_eq!(
+            envelope, expected[*module],
+            "{shown}: {module} chosen alone"
+        );
+        // A module that stands alone is served as its file, inspected without the package:
+        // the verdict is the same.
+        if index.stands_alone(module, declares).unwrap() {
+            let kind = apizr_ir::SourceKind::Python;
+            let (file, _) =
+                apizr_inspect::inspect_bytes_in_index(bytes, kind, module, options, None, None)
+                    .unwrap();
+            let envelope = apizr_ir::canonical_bytes(&file.inspection).unwrap();
+            assert_eq!(envelope, expected[*module], "{shown}: {module} as its file");
+        }
+    }
 }

@@ -13,32 +13,40 @@
 //! 4. Second pass: the final report of every module whose verdict depends on other modules
 //!    (it has a parent package or local or third-party imports); the others keep the first.
 //!
-//! Both passes run each level in parallel; the order of entries is the walk's.
+//! Both passes run each level in parallel; the order of entries is the walk's. The second
+//! pass can be limited to some modules (`serve DIR` and `generate DIR` want the verdict on the
+//! modules they serve, [`super::selected`]); the first always covers the whole index, since a
+//! module's verdict depends on every module its import runs.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use rayon::prelude::*;
 
+use super::Progress;
 use super::walk::Found;
-use super::{ModuleEntry, Progress};
 use crate::package::{ImportTime, PackageIndex, ResolvedImport};
 use crate::readiness::v2::package::{Exports, PackageContext, PackageOutcome, local_target};
 
-type Inspect<'f> =
-    dyn Fn(&Found, Option<&PackageContext>) -> (ModuleEntry, Option<PackageOutcome>) + Sync + 'f;
+/// Inspects one entry with a package context: what is kept of it, and what v2 learned.
+pub(super) type Inspect<'f, T> =
+    dyn Fn(&Found, Option<&PackageContext>) -> (T, Option<PackageOutcome>) + Sync + 'f;
 
-/// Every entry of `found` (sorted by path), assessed package-aware.
-pub(super) fn inspect_all(
+/// Which entries the second pass assesses (and the result holds).
+pub(super) type Wanted<'f> = dyn Fn(&Found) -> bool + Sync + 'f;
+
+/// The entries of `found` (sorted by path) that are `wanted`, assessed package-aware, in the
+/// walk's order.
+pub(super) fn inspect_all<T: Send>(
     index: &PackageIndex,
     (declared, provides): (&BTreeSet<String>, &BTreeMap<String, String>),
     found: Vec<Found>,
-    progress: &(dyn Fn(Progress) + Sync),
-    inspect: &Inspect,
-) -> Vec<ModuleEntry> {
-    let total = found.len();
+    (progress, wanted): (&(dyn Fn(Progress) + Sync), &Wanted),
+    inspect: &Inspect<T>,
+) -> Vec<T> {
+    let total = found.iter().filter(|f| wanted(f)).count();
     let done = AtomicUsize::new(0);
-    let finish = |entry: ModuleEntry| {
+    let finish = |entry: T| {
         let finished = done.fetch_add(1, Ordering::Relaxed) + 1;
         progress(Progress {
             done: finished,
@@ -74,7 +82,7 @@ pub(super) fn inspect_all(
     let mut exports: HashMap<String, Exports> = HashMap::new();
     let mut own_proved: HashSet<String> = HashSet::new();
     let mut not_proved: HashSet<&str> = HashSet::new();
-    let mut first: Vec<Option<ModuleEntry>> = vec![None; found.len()];
+    let mut first: Vec<Option<T>> = found.iter().map(|_| None).collect();
     let mut assumptions: HashMap<usize, (BTreeSet<String>, BTreeSet<String>)> = HashMap::new();
     for level in graph.levels(&names) {
         let ctx = PackageContext {
@@ -86,7 +94,7 @@ pub(super) fn inspect_all(
             declared,
             provides,
         };
-        let results: Vec<(usize, ModuleEntry, Option<PackageOutcome>)> = level
+        let results: Vec<(usize, T, Option<PackageOutcome>)> = level
             .par_iter()
             .filter_map(|m| by_module.get(m).copied())
             .map(|i| {
@@ -141,6 +149,7 @@ pub(super) fn inspect_all(
     first
         .into_par_iter()
         .enumerate()
+        .filter(|(i, _)| wanted(&found[*i]))
         .map(|(i, first)| {
             let entry = match (&module_of[i], first) {
                 (Some(_), Some(first)) if stands(i) => first,
