@@ -628,6 +628,35 @@ fn inspect_reads_import_names_from_the_wheelhouse_and_refuses_bad_ones() {
         "{}",
         codes(&with)
     );
+    // `generate DIR --readiness v2` reads the same wheels it bundles: with them `f` is ready
+    // (READY-020) and generated; without them `yaml` is not known to be PyYAML's (READY-015).
+    let generate = |wheelhouse: &[&str], out: &str| {
+        let out = tmp.join(out);
+        let mut args = vec![
+            "generate",
+            "rest",
+            dir,
+            "--select",
+            "app:f",
+            "--readiness",
+            "v2",
+        ];
+        args.extend(wheelhouse);
+        args.extend(["--output-dir", out.to_str().unwrap(), "--no-lockfile"]);
+        (apizr(&args), out)
+    };
+    let (bundled, out) = generate(&["--wheelhouse", wheels_arg], "with-wheels");
+    let stderr = String::from_utf8_lossy(&bundled.stderr);
+    assert_eq!(bundled.status.code(), Some(0), "{stderr}");
+    let readiness = fs::read_to_string(out.join("readiness.json")).unwrap();
+    assert!(readiness.contains("APIZR-READY-020"), "{readiness}");
+    let (unbundled, _) = generate(&[], "without-wheels");
+    let stderr = String::from_utf8_lossy(&unbundled.stderr);
+    assert_ne!(unbundled.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.contains("f: conditional (APIZR-READY-015)"),
+        "{stderr}"
+    );
     // Bad input: exit 2 with the path.
     let missing = tmp.join("missing");
     fs::write(wheels.join("notes-1.0-py3-none-any.whl"), "not a zip").unwrap();

@@ -39,7 +39,13 @@ pub(crate) fn source(
     };
     let (outcome, parsed) = match index {
         Some(index) if request.readiness == apizr_ir::ReadinessPolicy::V2 => {
-            let provides = Default::default();
+            // The import names the bundle's wheels install, as `inspect --wheelhouse` reads
+            // them (`yaml` is PyYAML's): the same READY-020 verdicts.
+            let wheels = request.package.iter().flat_map(|p| &p.wheelhouse);
+            let provides = apizr_inspect::package::wheel_files_imports(
+                wheels.map(|(name, bytes)| (name.as_str(), bytes.as_slice())),
+            )
+            .map_err(input)?;
             apizr_inspect::project::inspect_modules_in_dir(
                 index,
                 &[(module, source)],

@@ -45,7 +45,7 @@ use std::path::{Path, PathBuf};
 pub use declared::declared_dependencies;
 pub use requirements::{Requirements, RequirementsError};
 pub use resolve::{ImportTarget, ImportTime, ResolvedImport};
-pub use wheels::{WheelError, wheel_imports, wheelhouse_imports};
+pub use wheels::{WheelError, wheel_files_imports, wheel_imports, wheelhouse_imports};
 
 use crate::error::InspectError;
 

@@ -53,22 +53,40 @@ pub fn wheelhouse_imports(dir: &Path) -> Result<BTreeMap<String, String>, WheelE
         }
         let bytes = std::fs::read(&wheel).map_err(|e| failed(&wheel, e.to_string()))?;
         let name = wheel.file_name().and_then(|n| n.to_str()).unwrap_or("");
-        let distribution = name
-            .split('-')
-            .next()
-            .filter(|d| !d.is_empty() && name.matches('-').count() >= 4)
-            .ok_or_else(|| {
-                failed(
-                    &wheel,
-                    "not a wheel file name (`{distribution}-{version}-{python}-{abi}-{platform}.whl`)"
-                        .into(),
-                )
-            })?;
-        for import in wheel_imports(&bytes).map_err(|m| failed(&wheel, m))? {
-            out.insert(import, normalise(distribution));
-        }
+        add_wheel(&mut out, name, &bytes).map_err(|m| failed(&wheel, m))?;
     }
     Ok(out)
+}
+
+/// [`wheelhouse_imports`] for wheels already read (file name → bytes): the wheelhouse
+/// `generate --wheelhouse` puts in the bundle.
+pub fn wheel_files_imports<'w>(
+    wheels: impl IntoIterator<Item = (&'w str, &'w [u8])>,
+) -> Result<BTreeMap<String, String>, WheelError> {
+    let mut out = BTreeMap::new();
+    for (name, bytes) in wheels {
+        add_wheel(&mut out, name, bytes).map_err(|message| WheelError {
+            path: name.to_string(),
+            message,
+        })?;
+    }
+    Ok(out)
+}
+
+/// The import names of wheel `name` (its file name) with `bytes`, mapped to its distribution.
+fn add_wheel(out: &mut BTreeMap<String, String>, name: &str, bytes: &[u8]) -> Result<(), String> {
+    let distribution = name
+        .split('-')
+        .next()
+        .filter(|d| !d.is_empty() && name.matches('-').count() >= 4)
+        .ok_or_else(|| {
+            "not a wheel file name (`{distribution}-{version}-{python}-{abi}-{platform}.whl`)"
+                .to_string()
+        })?;
+    for import in wheel_imports(bytes)? {
+        out.insert(import, normalise(distribution));
+    }
+    Ok(())
 }
 
 /// The top-level import names a wheel's files install (see the module documentation).
