@@ -73,6 +73,7 @@ impl ServeOptions {
     /// Bind the listening socket and say where it listens on stderr: `apizr: {what}
     /// listening on http://{addr}{suffix}` (the address is the bound one, so port 0 shows
     /// the port the system chose).
+    #[cfg(any(feature = "rest", feature = "mcp"))]
     pub(crate) async fn listen(
         &self,
         what: &str,
