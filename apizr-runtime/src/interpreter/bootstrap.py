@@ -234,18 +234,28 @@ def _flush():
             pass
 
 
-def _session(req):
-    channel = posix.dup(0)
-    _detach_stdin()
+def _serve_calls(req, channel, answer):
+    # A session's calls, one per frame read from `channel` (`<32-byte id><code>`), each run in
+    # the one `__main__` the session keeps; after each, `answer` gets `<id>:<status>\n` (local
+    # sessions and docker sessions differ only in where that line goes).
     main = _prepare(req)
     while True:
         call = _frame(channel)
-        marker, code = call[:32], call[32:].decode('utf-8', 'surrogateescape')
+        ident, code = call[:32], call[32:].decode('utf-8', 'surrogateescape')
         status = _status(_exec(code, req['filename'], main))
         _flush()
-        line = marker + b':' + str(status).encode() + b'\n'
-        posix.write(1, line)
-        posix.write(2, line)
+        answer(ident + b':' + str(status).encode() + b'\n')
+
+
+def _answer_on_stdout_and_stderr(line):
+    posix.write(1, line)
+    posix.write(2, line)
+
+
+def _session(req):
+    channel = posix.dup(0)
+    _detach_stdin()
+    _serve_calls(req, channel, _answer_on_stdout_and_stderr)
 
 
 def _oom_kills():

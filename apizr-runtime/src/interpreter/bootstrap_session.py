@@ -86,13 +86,7 @@ def _hold_session(req):
         posix.close(cmd_w)
         posix.close(done_r)
         _detach_stdin()
-        main = _prepare(req)
-        while True:
-            call = _frame(cmd_r)
-            token, code = call[:32], call[32:].decode('utf-8', 'surrogateescape')
-            status = _status(_exec(code, req['filename'], main))
-            _flush()
-            posix.write(done_w, token + b':' + str(status).encode() + b'\n')
+        _serve_calls(req, cmd_r, lambda line: posix.write(done_w, line))
     posix.close(cmd_r)
     posix.close(done_w)
     import select
