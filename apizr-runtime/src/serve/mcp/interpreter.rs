@@ -66,15 +66,22 @@ struct Client {
     shared: Arc<Shared>,
 }
 
-impl Drop for Client {
-    fn drop(&mut self) {
+impl Client {
+    /// Take this client's session out of its slot, giving its place among the live ones back.
+    fn release(&self) -> Option<Session> {
         let session = self
             .session
-            .get_mut()
+            .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .take();
-        if let Some(session) = session {
-            self.shared.live.fetch_sub(1, Ordering::SeqCst);
+            .take()?;
+        self.shared.live.fetch_sub(1, Ordering::SeqCst);
+        Some(session)
+    }
+}
+
+impl Drop for Client {
+    fn drop(&mut self) {
+        if let Some(session) = self.release() {
             // Closing waits for the process tree or the container: off the async runtime.
             std::thread::spawn(move || session.close());
         }
@@ -308,14 +315,7 @@ pub async fn serve_interpreter_stdio(handler: InterpreterHandler) -> Result<(), 
         Err(rmcp::service::ServerInitializeError::ConnectionClosed(_)) => Ok(()),
         Err(e) => Err(ServeError::McpStart(Box::new(e))),
     };
-    let session = handler
-        .client
-        .session
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
-        .take();
-    if let Some(session) = session {
-        handler.shared.live.fetch_sub(1, Ordering::SeqCst);
+    if let Some(session) = handler.client.release() {
         tokio::task::spawn_blocking(move || session.close())
             .await
             .ok();
