@@ -517,6 +517,13 @@ fn a_killed_pooled_server_leaks_nothing() {
         .unwrap()
         .encode();
     let engine = Engine::from_env().unwrap();
+    // The used container is removed just after its answer, by the server's remover thread:
+    // wait until only the two prepared ones remain, so the kill cannot race a removal that
+    // was already under way (on Podman it then completed after the kill).
+    let until = Instant::now() + Duration::from_secs(30);
+    while labelled_with(&engine, &owner).len() > 2 && Instant::now() < until {
+        std::thread::sleep(Duration::from_millis(100));
+    }
     let held = labelled_with(&engine, &owner);
     assert!(held.len() >= 2, "{held:?}");
     assert!(bundles_of(&owner).len() >= 2);
