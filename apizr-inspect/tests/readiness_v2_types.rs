@@ -154,6 +154,47 @@ fn unprovable_classes_keep_ready_013_naming_the_parameter_and_why() {
     insta::assert_snapshot!("input_types_refused", v2);
 }
 
+/// `Sequence[T]`, `Iterable[T]`, `Collection[T]` and `MutableSequence[T]` (typing or
+/// collections.abc, every import spelling) are arrays of T under v2: the worker passes a
+/// `list`, which is each of them. v1 keeps READY-013; `Reversible`, `Mapping` and `Iterator`
+/// (a list is not a Mapping nor an Iterator; Reversible is not in the rule) keep it under v2.
+#[test]
+fn abstract_collections_a_list_satisfies_are_json_arrays_under_v2_only() {
+    let v1 = summary("collections.py", ReadinessPolicy::V1);
+    let v2 = summary("collections.py", ReadinessPolicy::V2);
+    for name in [
+        "total", "join", "count", "push", "nested", "spelled", "anything",
+    ] {
+        assert!(v1.contains(&format!("{name} Conditional")), "{name}: {v1}");
+        assert!(v2.contains(&format!("{name} Ready")), "{name}: {v2}");
+    }
+    let ints = r#"{"items":{"type":"integer"},"type":"array"}"#;
+    assert!(v2.contains(&format!(r#""values":{ints}"#)), "{v2}");
+    let rows = r#""rows":{"items":{"items":{"type":"number"},"type":"array"},"type":"array"}"#;
+    assert!(v2.contains(rows), "{v2}");
+    let spelled = r#""a":{"items":{"type":"string"},"type":"array"},"b":{"items":{"type":"integer"},"type":"array"}"#;
+    assert!(v2.contains(spelled), "{v2}");
+    // A bare ABC is an array of any JSON value (READY-007 keeps it ready).
+    assert!(
+        v2.contains(r#""values":{"items":{},"type":"array"}"#),
+        "{v2}"
+    );
+    for (name, param) in [
+        ("reversible", "values"),
+        ("mapping", "values"),
+        ("iterator", "values"),
+    ] {
+        assert!(
+            v2.contains(&format!("{name} Conditional APIZR-READY-013({param})")),
+            "{name}: {v2}"
+        );
+    }
+    insta::assert_snapshot!(
+        "input_types_collections",
+        format!("--- v1\n{v1}--- v2\n{v2}")
+    );
+}
+
 const PACKAGE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/input_types_pkg");
 
 /// Per function of `module`: (state, reason codes) from `inspect DIR`'s package-aware verdict.

@@ -253,3 +253,51 @@ fn classes_of_sibling_modules_reach_python_as_instances_of_their_own_module() {
     );
     assert!(refused.is_err());
 }
+
+const ARRAYS: &[u8] = include_bytes!("input_types_data/arrays.py");
+
+/// Readiness v2 abstract collections (`Sequence[int]`, `collections.abc.Iterable[str]`,
+/// `MutableSequence[float]`) through a governed worker: each arrives as a `list` of converted
+/// items (the function reports `type(x).__name__` and mutates its list); a string where an
+/// array is declared is refused in Rust, naming the parameter, before any worker runs.
+#[test]
+fn abstract_collection_arguments_reach_python_as_lists() {
+    let contracts = on_inspect_stack(|| {
+        let options = InspectOptions {
+            readiness: ReadinessPolicy::V2,
+            ..InspectOptions::default()
+        };
+        let (outcome, parsed) =
+            apizr_inspect::inspect_bytes_parsed(ARRAYS, SourceKind::Python, "arrays", options)
+                .unwrap();
+        interface::plan_interfaces(&parsed, &outcome.inspection, None).unwrap()
+    })
+    .unwrap();
+    let executable = Executable::new(ARRAYS.to_vec());
+    let kinds = contracts.iter().find(|c| c.name == "kinds").unwrap();
+    let (governed, _root) = governed("input-types-arrays");
+    let arguments = br#"{"values": [1, 2], "words": ["a"], "stack": [1]}"#;
+    let call = Call::from_json(kinds, executable.clone(), "arrays", arguments).unwrap();
+    let outcome = governed.execute(&call);
+    assert_eq!(outcome.status, Status::Success, "{outcome:?}");
+    assert_eq!(
+        outcome.value.canonical_string().unwrap(),
+        r#""list,list,list,float:4.5""#
+    );
+    let refused = Call::from_json(
+        kinds,
+        executable,
+        "arrays",
+        br#"{"values": "12", "words": [], "stack": []}"#,
+    )
+    .expect_err("a string is not an array");
+    let field = refused.field_error();
+    assert_eq!(
+        (
+            field.path.as_str(),
+            field.expected.as_str(),
+            field.found.as_str()
+        ),
+        ("/values", "array of integer", "string")
+    );
+}

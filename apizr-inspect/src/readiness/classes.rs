@@ -57,6 +57,8 @@ pub struct V2Types {
     /// package ([`super::imported`]): the worker imports that module to build instances, so
     /// the statement is judged as a call-time import, never excused.
     pub worker_imports: HashSet<TextRange>,
+    /// Built under readiness v2 (the classifier's v2-only types apply; see `inputs::Context`).
+    pub enabled: bool,
 }
 
 /// Every Enum, dataclass and NamedTuple class statement and every type alias of the module,
@@ -92,7 +94,10 @@ pub fn prove_all_in(
     typed_dicts: &[typeddict::Candidate],
     imported: Option<(&super::imported::Imported, &HashSet<String>)>,
 ) -> V2Types {
-    let mut out = V2Types::default();
+    let mut out = V2Types {
+        enabled: true,
+        ..V2Types::default()
+    };
     let resolved = imported
         .map(|(i, _)| i.index.imports_in(parsed))
         .unwrap_or_default();

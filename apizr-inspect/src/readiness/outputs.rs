@@ -34,6 +34,7 @@ pub fn context_at<'a>(
         }
     }
     let mut ctx = Context::new(facts, map);
+    ctx.v2 = v2.enabled;
     for class in v2.classes.iter().filter(|c| c.line < def_line) {
         let shape = class.outcome.as_ref().map_err(String::as_str);
         ctx.classes.insert(class.name.clone(), shape);

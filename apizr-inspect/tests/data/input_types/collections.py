@@ -1,0 +1,50 @@
+"""Abstract collections a list is an instance of: JSON arrays under readiness v2."""
+import collections.abc
+import typing as t
+from collections.abc import Iterable
+from typing import Collection, MutableSequence, Reversible, Sequence
+
+import collections.abc as cabc
+
+
+def total(values: Sequence[int]) -> int:
+    return sum(values)
+
+
+def join(words: Iterable[str], sep: str = " ") -> str:
+    return sep.join(words)
+
+
+def count(items: Collection[str]) -> int:
+    return len(items)
+
+
+def push(stack: MutableSequence[int], top: int) -> int:
+    stack.append(top)
+    return len(stack)
+
+
+def nested(rows: t.Sequence[t.Iterable[float]]) -> float:
+    return sum(sum(row) for row in rows)
+
+
+def spelled(a: collections.abc.Sequence[str], b: cabc.Collection[int]) -> int:
+    return len(a) + len(b)
+
+
+def anything(values: Sequence) -> int:
+    return len(values)
+
+
+# Near-misses: each keeps READY-013 under v2.
+def reversible(values: Reversible[int]) -> int:
+    return len(list(values))
+
+
+def mapping(values: t.Mapping[str, int]) -> int:
+    return len(values)
+
+
+def iterator(values: t.Iterator[int]) -> int:
+    return sum(values)
+

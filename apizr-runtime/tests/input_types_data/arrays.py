@@ -1,0 +1,9 @@
+"""Readiness v2 arrays: each function reports the Python types the worker gave it."""
+from collections.abc import Iterable
+from typing import MutableSequence, Sequence
+
+
+def kinds(values: Sequence[int], words: Iterable[str], stack: MutableSequence[float]) -> str:
+    stack.append(0.5)
+    got = (values, words, stack, stack[0])
+    return ",".join(type(x).__name__ for x in got) + ":" + str(sum(values) + sum(stack))
