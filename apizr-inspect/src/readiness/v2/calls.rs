@@ -9,7 +9,7 @@
 //! | `typing.TypeVar(name, *constraints, bound=, covariant=, contravariant=)` | name a literal, never one constraint, not both variances |
 //! | `typing.ParamSpec(name)`, `typing.NewType(name, type)` | literal names, a type |
 //! | `logging.getLogger()` / `(literal)` / `(__name__)` | only these arguments |
-//! | `re.compile(pattern[, flags])` (`flags=` too) | the pattern, a literal or a string folded from module constants ([`super::strings`]), is a regular expression `re` accepts ([`super::regex`]) |
+//! | `re.compile(pattern[, flags])` (`flags=` too) | the pattern, a bytes literal or a string folded from module constants ([`super::strings`]), is a regular expression `re` accepts ([`super::regex`]), with flags `re` accepts for it ([`super::pattern`]) |
 //! | `threading.Lock/RLock/Event/local()`, `weakref.WeakKeyDictionary/WeakValueDictionary/WeakSet()`, `collections.OrderedDict/deque/Counter()` | no arguments |
 //! | `collections.defaultdict(f)` | `f` a builtin type, a function or class of the module, or a lambda (only stored) |
 //! | `struct.calcsize(literal)` | a native format (no byte-order prefix but `@`), known format characters with optional counts |
@@ -21,13 +21,15 @@
 //! | `contextvars.ContextVar(literal[, default=value])` | |
 //! | `collections.namedtuple(literal, fields)` | field names are identifiers, not keywords, no `_` prefix, distinct |
 //! | `enum.auto()`, `dataclasses.field(...)` | only in enum / dataclass bodies ([`super::class`]) |
+//! | `datetime.timedelta/date/datetime/time(...)`, `hasattr`/`getattr` of plain stdlib modules, `functools.partial(...)` | literal arguments in range ([`super::values`]) |
+//! | `warnings.simplefilter/filterwarnings(...)`, `logging.getLogger(...).addHandler(NullHandler())` / `.setLevel(...)`, `logging.NullHandler()` | process-local registries ([`super::registry`]) |
 
 use ruff_python_ast::{Expr, ExprCall};
 use ruff_text_size::Ranged;
 
 use super::env::{Kind, Mark, Meaning};
 use super::names::{is_identifier, namedtuple_fields};
-use super::{Prover, Unproved, Why, regex};
+use super::{Prover, Unproved, Why};
 
 /// Calls v2 knows how to check (outside class bodies).
 pub fn is_allowlisted(qualified: &str) -> bool {
@@ -67,11 +69,19 @@ pub fn is_allowlisted(qualified: &str) -> bool {
             | "collections.namedtuple"
             | "enum.auto"
             | "dataclasses.field"
-    )
+    ) || super::registry::is_registry_call(qualified)
 }
 
 impl Prover<'_> {
     pub fn call(&self, call: &ExprCall) -> Proof<Meaning> {
+        // `"\x00".encode("ascii")` ([`super::methods`]).
+        if let Some(meaning) = self.method_call(call) {
+            return Ok(meaning);
+        }
+        // `logging.getLogger(__name__).addHandler(NullHandler())` ([`super::registry`]).
+        if let Some(proof) = self.logger_method(call) {
+            return proof;
+        }
         let callee = self.value(&call.func)?;
         if let Some(local) = self.local_call(call, &callee) {
             return local;
@@ -79,6 +89,12 @@ impl Prover<'_> {
         let Meaning::Qualified(qualified) = callee else {
             return Err(Unproved::at(call.func.range(), Why::NotAllowlisted));
         };
+        if let Some(proof) = self.registry_call(&qualified, call) {
+            return proof;
+        }
+        if let Some(proof) = self.value_call(&qualified, call) {
+            return proof;
+        }
         let args = &call.arguments.args;
         let keywords = &call.arguments.keywords;
         let fail = |why| Err(Unproved::at(call.range(), why));
@@ -175,19 +191,7 @@ impl Prover<'_> {
                     ([pattern, flags], None) => (pattern, Some(flags)),
                     _ => return fail(Why::Arguments),
                 };
-                if let Some(flags) = flags
-                    && self.value(flags)? != Meaning::Value(Kind::Int)
-                {
-                    return Err(Unproved::at(flags.range(), Why::Arguments));
-                }
-                let verbose = flags.is_some_and(|f| self.mentions_verbose(f));
-                // A literal, or a string folded from module constants ([`super::strings`]).
-                let valid = self
-                    .str_value(pattern)
-                    .is_some_and(|p| regex::is_valid(&p, verbose));
-                if !valid {
-                    return Err(Unproved::at(pattern.range(), Why::Regex));
-                }
+                self.compile(pattern, flags)?;
                 Meaning::Value(Kind::Object)
             }
             "threading.Lock"
@@ -363,19 +367,6 @@ impl Prover<'_> {
                 }
             }
             _ => fail(),
-        }
-    }
-
-    /// The flags expression names `re.X` / `re.VERBOSE` (whitespace and comments in the
-    /// pattern are then ignored, which the validator must know).
-    fn mentions_verbose(&self, flags: &Expr) -> bool {
-        match flags {
-            Expr::BinOp(b) => self.mentions_verbose(&b.left) || self.mentions_verbose(&b.right),
-            Expr::Attribute(a) => matches!(a.attr.as_str(), "X" | "VERBOSE"),
-            Expr::Name(n) => matches!(n.id.as_str(), "X" | "VERBOSE"),
-            // An int literal could include the verbose bit (64).
-            Expr::NumberLiteral(_) => true,
-            _ => true,
         }
     }
 }

@@ -3,7 +3,9 @@
 //! * [`Prover::value`] — an expression evaluated for its value (an assigned value, a default,
 //!   a test): literals, displays of hashable keys, names bound here, known stdlib attributes,
 //!   arithmetic on numbers, `%`-formatting of known strings ([`super::strings`]), `|` of
-//!   types, the allowlisted calls ([`super::calls`]).
+//!   types, a str, bytes, list or tuple times a small int literal
+//!   ([`super::strings::MAX_REPEAT`]), the allowlisted calls ([`super::calls`]) and str
+//!   methods ([`super::methods`]).
 //! * [`Prover::type_expr`] — an argument of a typing form (`Optional[X]`, `X | None`): typing
 //!   checks its arguments and raises `TypeError` on a non-type, so only types, forward
 //!   references that parse, `None`, and known generics with the right number of arguments.
@@ -19,6 +21,7 @@ use ruff_text_size::{Ranged, TextRange};
 
 use super::env::{Kind, Meaning};
 use super::known::{self, Arity};
+use super::strings::repeat_count;
 use super::{Prover, Unproved, Why};
 
 type Proof<T> = Result<T, Unproved>;
@@ -218,6 +221,20 @@ impl Prover<'_> {
                 self.type_expr(side)?;
             }
             return Ok(Meaning::TypeLike);
+        }
+        // `"-" * 72`, `[1] * 31`: a sequence repeated a small literal number of times.
+        if b.op == Operator::Mult {
+            let sequence = match (repeat_count(&b.left), repeat_count(&b.right)) {
+                (Option::None, Some(_)) => Some(&b.left),
+                (Some(_), Option::None) => Some(&b.right),
+                _ => Option::None,
+            };
+            if let Some(sequence) = sequence
+                && let Meaning::Value(kind @ (Kind::Str | Kind::Bytes | Kind::List | Kind::Tuple)) =
+                    self.value(sequence)?
+            {
+                return Ok(Meaning::Value(kind));
+            }
         }
         let (Meaning::Value(left), Meaning::Value(right)) =
             (self.value(&b.left)?, self.value(&b.right)?)

@@ -12,7 +12,7 @@ pub fn builtin(name: &str) -> Option<Meaning> {
         | "set" | "frozenset" | "tuple" | "type" | "object" | "range" | "slice" | "memoryview" => {
             return Some(Meaning::Qualified(format!("builtins.{name}")));
         }
-        "property" | "staticmethod" | "classmethod" | "chr" | "zip" => {
+        "property" | "staticmethod" | "classmethod" | "chr" | "zip" | "hasattr" | "getattr" => {
             return Some(Meaning::Qualified(format!("builtins.{name}")));
         }
         _ if is_builtin_exception(name) => {
@@ -41,8 +41,6 @@ fn is_builtin_function(name: &str) -> bool {
             | "callable"
             | "divmod"
             | "format"
-            | "getattr"
-            | "hasattr"
             | "hash"
             | "hex"
             | "id"
@@ -206,7 +204,7 @@ pub fn is_plain_type(qualified: &str) -> bool {
     if let Some(name) = qualified.strip_prefix("builtins.") {
         return !matches!(
             name,
-            "property" | "staticmethod" | "classmethod" | "chr" | "zip"
+            "property" | "staticmethod" | "classmethod" | "chr" | "zip" | "hasattr" | "getattr"
         );
     }
     let Some(name) = typing_name(qualified) else {
@@ -337,6 +335,9 @@ pub fn stdlib_class(qualified: &str) -> bool {
             | "string.Formatter"
             | "textwrap.TextWrapper"
             | "html.parser.HTMLParser"
+            | "http.cookiejar.CookieJar"
+            | "queue.Queue"
+            | "queue.LifoQueue"
             | "collections.abc.Mapping"
             | "collections.abc.MutableMapping"
             | "collections.abc.Sequence"
@@ -419,7 +420,24 @@ pub fn constant(qualified: &str) -> Option<Kind> {
         "sys.version_info" => Kind::Tuple,
         "sys.platform" | "sys.byteorder" | "os.name" | "os.sep" | "os.linesep" | "os.pathsep"
         | "os.path.sep" | "os.path.pathsep" | "os.curdir" | "os.pardir" | "os.extsep" => Kind::Str,
-        "sys.maxsize" | "sys.hexversion" => Kind::Int,
+        "sys.maxsize" | "sys.hexversion" | "sys.maxunicode" => Kind::Int,
+        // Set at start-up on every CPython (with `-I -S` too).
+        "sys.prefix" | "sys.exec_prefix" | "sys.base_prefix" | "sys.base_exec_prefix" => Kind::Str,
+        "logging.CRITICAL" | "logging.FATAL" | "logging.ERROR" | "logging.WARNING"
+        | "logging.WARN" | "logging.INFO" | "logging.DEBUG" | "logging.NOTSET" => Kind::Int,
+        q if q.strip_prefix("errno.").is_some_and(is_linux_errno) => Kind::Int,
+        "socket.AF_INET"
+        | "socket.AF_INET6"
+        | "socket.AF_UNIX"
+        | "socket.AF_UNSPEC"
+        | "socket.SOCK_STREAM"
+        | "socket.SOCK_DGRAM"
+        | "socket.SOL_SOCKET"
+        | "socket.SO_REUSEADDR"
+        | "socket.SO_KEEPALIVE"
+        | "socket.IPPROTO_TCP"
+        | "socket.TCP_NODELAY" => Kind::Int,
+        "socket.has_ipv6" => Kind::Bool,
         q if super::strings::stdlib_string(q).is_some() => Kind::Str,
         "re.I" | "re.IGNORECASE" | "re.M" | "re.MULTILINE" | "re.S" | "re.DOTALL" | "re.X"
         | "re.VERBOSE" | "re.A" | "re.ASCII" | "re.U" | "re.UNICODE" => Kind::Int,
@@ -429,6 +447,48 @@ pub fn constant(qualified: &str) -> Option<Kind> {
     })
 }
 
+/// `errno` names every Linux CPython defines (the kernel's, present in glibc and musl).
+fn is_linux_errno(name: &str) -> bool {
+    matches!(
+        name,
+        "EPERM"
+            | "ENOENT"
+            | "ESRCH"
+            | "EINTR"
+            | "EIO"
+            | "EBADF"
+            | "ECHILD"
+            | "EAGAIN"
+            | "EWOULDBLOCK"
+            | "ENOMEM"
+            | "EACCES"
+            | "EEXIST"
+            | "ENOTDIR"
+            | "EISDIR"
+            | "EINVAL"
+            | "EMFILE"
+            | "ENOSPC"
+            | "EPIPE"
+            | "ENOSYS"
+            | "ENOTEMPTY"
+            | "ENOTSOCK"
+            | "EADDRINUSE"
+            | "EADDRNOTAVAIL"
+            | "ENETUNREACH"
+            | "ECONNABORTED"
+            | "ECONNRESET"
+            | "ENOTCONN"
+            | "ESHUTDOWN"
+            | "ETIMEDOUT"
+            | "ECONNREFUSED"
+            | "EHOSTUNREACH"
+            | "EALREADY"
+            | "EINPROGRESS"
+            | "EISCONN"
+            | "EPROTOTYPE"
+    )
+}
+
 /// Every stdlib name v2 knows, for attribute access on an imported module (`typing.Optional`).
 pub fn is_known(qualified: &str) -> bool {
     type_form(qualified).is_some()
@@ -436,6 +496,7 @@ pub fn is_known(qualified: &str) -> bool {
         || base(qualified).is_some()
         || constant(qualified).is_some()
         || super::calls::is_allowlisted(qualified)
+        || super::values::is_value_call(qualified)
         || super::decorators::is_decorator(qualified)
         || qualified == "abc.ABCMeta"
 }

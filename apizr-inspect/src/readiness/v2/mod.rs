@@ -15,11 +15,14 @@
 //! * [`class`] — class statements whose bases, keywords, decorators and body are safe
 //!   (dataclasses, NamedTuple, Enum, TypedDict, Protocol, exceptions, plain classes);
 //! * [`expr`] — the values and type expressions these evaluate; [`calls`] the allowlisted
-//!   constructors (with [`regex`] for `re.compile`); [`decorators`]; [`known`] the stdlib
+//!   constructors (with [`pattern`] and [`regex`] for `re.compile`); [`decorators`]; [`known`] the stdlib
 //!   names v2 knows; [`pure`] calls of the module's own pure functions and of its classes
 //!   that run no code of their own when instantiated; [`strings`] the strings whose value
-//!   v2 folds (patterns built from module constants, f-strings of them); [`comprehension`]
-//!   comprehensions over ranges and literal displays.
+//!   v2 folds (patterns built from module constants, f-strings of them) and [`methods`] the
+//!   str methods it folds; [`values`] stdlib values built from literals (`datetime`,
+//!   `hasattr`, `functools.partial`); [`registry`] calls that only change the worker
+//!   process's warnings filters and logging tree; [`comprehension`] comprehensions over
+//!   ranges and literal displays.
 //!
 //! v2 also adds obligations v1 never checked: a name a statement evaluates must be bound by
 //! then (an annotation naming a class defined later raises `NameError` at import). A
@@ -39,13 +42,17 @@ pub mod env;
 pub mod expr;
 pub mod fixed;
 pub mod known;
+pub mod methods;
 pub mod mro;
 pub mod names;
 pub mod package;
+pub mod pattern;
 pub mod pure;
 pub mod regex;
+pub mod registry;
 pub mod stmt;
 pub mod strings;
+pub mod values;
 
 use std::collections::{HashMap, HashSet};
 

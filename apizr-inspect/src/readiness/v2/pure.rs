@@ -147,11 +147,16 @@ impl Prover<'_> {
             .collect();
         let keyword_only = &def.parameters.kwonlyargs;
         let mut bound: HashMap<&str, Meaning> = HashMap::new();
+        // Arguments whose string value v2 folds keep it in the body (`s.encode("ascii")`).
+        let mut strings: HashMap<&str, String> = HashMap::new();
         for (index, arg) in call.arguments.args.iter().enumerate() {
             let (Some(param), false) = (params.get(index), matches!(arg, Expr::Starred(_))) else {
                 return fail(Why::Arguments);
             };
             bound.insert(param.name().as_str(), self.value(arg)?);
+            if let Some(text) = self.str_value(arg) {
+                strings.insert(param.name().as_str(), text);
+            }
         }
         let positional_only = def.parameters.posonlyargs.len();
         for keyword in &call.arguments.keywords {
@@ -168,6 +173,9 @@ impl Prover<'_> {
                 return fail(Why::Arguments);
             }
             bound.insert(name, self.value(&keyword.value)?);
+            if let Some(text) = self.str_value(&keyword.value) {
+                strings.insert(name, text);
+            }
         }
         for param in params.iter().copied().chain(keyword_only.iter()) {
             let name = param.name().as_str();
@@ -186,7 +194,10 @@ impl Prover<'_> {
             inner.env.unbind(name);
         }
         for (name, meaning) in bound {
-            inner.env.bind(name, meaning);
+            match strings.remove(name) {
+                Some(text) => inner.env.bind_str(name, text),
+                None => inner.env.bind(name, meaning),
+            }
         }
         let Some((last, init)) = body.split_last() else {
             return Ok(Meaning::Value(Kind::None));

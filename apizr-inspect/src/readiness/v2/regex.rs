@@ -8,8 +8,23 @@
 
 /// `pattern` compiles with `re.compile` (in verbose mode when `verbose`).
 pub fn is_valid(pattern: &str, verbose: bool) -> bool {
+    read(pattern.chars().collect(), verbose, true)
+}
+
+/// The bytes `pattern` compiles with `re.compile`: `sre_parse` reads a bytes pattern as its
+/// latin-1 characters with the same rules, except that `\u`, `\U` and `\N` are bad escapes.
+pub fn is_valid_bytes(pattern: &[u8], verbose: bool) -> bool {
+    read(
+        pattern.iter().map(|b| char::from(*b)).collect(),
+        verbose,
+        false,
+    )
+}
+
+fn read(chars: Vec<char>, verbose: bool, text: bool) -> bool {
     let mut reader = Reader {
-        chars: pattern.chars().collect(),
+        chars,
+        text,
         at: 0,
         verbose,
         groups: 0,
@@ -26,6 +41,8 @@ pub fn is_valid(pattern: &str, verbose: bool) -> bool {
 
 struct Reader {
     chars: Vec<char>,
+    /// A str pattern (`\u`/`\U` escapes are only known there).
+    text: bool,
     at: usize,
     verbose: bool,
     /// Capturing groups opened so far; which of them are closed, which still open.
@@ -208,8 +225,8 @@ impl Reader {
                 Some(Item::Repeatable)
             }
             'x' => self.hex(2).map(|_| Item::Repeatable),
-            'u' => self.hex(4).map(|_| Item::Repeatable),
-            'U' => self
+            'u' if self.text => self.hex(4).map(|_| Item::Repeatable),
+            'U' if self.text => self
                 .hex(8)
                 .filter(|v| *v <= 0x10FFFF)
                 .map(|_| Item::Repeatable),
@@ -282,8 +299,8 @@ impl Reader {
             'a' => Some('\x07'),
             'b' => Some('\x08'),
             'x' => Some(char::from_u32(self.hex(2)?)?),
-            'u' => Some(char::from_u32(self.hex(4)?)?),
-            'U' => Some(char::from_u32(self.hex(8)?)?),
+            'u' if self.text => Some(char::from_u32(self.hex(4)?)?),
+            'U' if self.text => Some(char::from_u32(self.hex(8)?)?),
             c if c.is_ascii_alphanumeric() => return None,
             c => Some(c),
         })
@@ -424,6 +441,21 @@ mod tests {
             assert!(is_valid(pattern, false), "{pattern}");
         }
         assert!(is_valid("a b # comment\n c", true));
+        assert!(super::is_valid_bytes(br"^[^:\s][^:\r\n]*$", false));
+        assert!(super::is_valid_bytes(b"[\x00-\x19\",;\\\x7f-\xff]", false));
+    }
+
+    #[test]
+    fn bytes_patterns_know_no_unicode_escapes() {
+        assert!(is_valid(r"\u0041[\u0042]", false));
+        for pattern in [
+            &br"\u0041"[..],
+            br"[\u0041]",
+            br"\U00000041",
+            br"\N{DIGIT ONE}",
+        ] {
+            assert!(!super::is_valid_bytes(pattern, false));
+        }
     }
 
     #[test]

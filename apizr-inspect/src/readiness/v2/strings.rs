@@ -2,6 +2,8 @@
 //! keeps the value while the binding is the same on every path), `+` of two such strings, and
 //! `%`-formatting whose format only holds `%s` and `%%` with exactly as many known strings as
 //! arguments (`"%s" % "x"` cannot fail then, and gives a known string).
+//! Also `s * n` for an int literal `n` up to [`MAX_REPEAT`], and the str methods of
+//! [`super::methods`] (`join`, `format`, ...).
 //!
 //! Used to prove `re.compile(PREFIX + "%s" % r"([0-9]+)")` like a literal pattern, and
 //! `"2014 %s" % __author__` harmless (a `%` whose operands v2 does not know may raise
@@ -39,6 +41,8 @@ impl Prover<'_> {
                     _ => None,
                 }
             }
+            // `", ".join(...)`, `"{}".format(...)`, ... ([`super::methods`]).
+            Expr::Call(call) => self.str_method(call),
             Expr::FString(f) => {
                 let mut out = String::new();
                 for part in f.value.iter() {
@@ -92,6 +96,14 @@ impl Prover<'_> {
     pub fn str_binop(&self, b: &ExprBinOp) -> Option<String> {
         match b.op {
             Operator::Add => Some(self.str_value(&b.left)? + &self.str_value(&b.right)?),
+            Operator::Mult => {
+                let (text, count) = match (repeat_count(&b.left), repeat_count(&b.right)) {
+                    (None, Some(n)) => (self.str_value(&b.left)?, n),
+                    (Some(n), None) => (self.str_value(&b.right)?, n),
+                    _ => return None,
+                };
+                Some(text.repeat(count))
+            }
             Operator::Mod => {
                 let format = self.str_value(&b.left)?;
                 let args = match b.right.as_ref() {
@@ -106,6 +118,22 @@ impl Prover<'_> {
             }
             _ => None,
         }
+    }
+}
+
+/// The largest int literal v2 lets repeat a str, bytes, list or tuple at import (`"-" * 72`,
+/// `[1] * 31`): the result stays a small multiple of the module's own text, so the repetition
+/// cannot exhaust memory (`MemoryError`); a name bound to an int could be any size.
+pub const MAX_REPEAT: usize = 4096;
+
+/// `n` in `x * n`: a non-negative int literal up to [`MAX_REPEAT`].
+pub fn repeat_count(expr: &Expr) -> Option<usize> {
+    match expr {
+        Expr::NumberLiteral(n) => match &n.value {
+            ruff_python_ast::Number::Int(i) => i.as_usize().filter(|n| *n <= MAX_REPEAT),
+            _ => None,
+        },
+        _ => None,
     }
 }
 

@@ -1,0 +1,183 @@
+//! Standard-library calls that build a value from literals, with the arguments v2 checks so
+//! that the call cannot raise:
+//!
+//! | call | accepted when | what it could raise otherwise |
+//! | --- | --- | --- |
+//! | `datetime.timedelta(...)` | at most 7 arguments, by position or by their names, each an int literal (or its negation) of at most 1,000,000 | `OverflowError` beyond ±999,999,999 days, `TypeError` on other types |
+//! | `datetime.date(y, m, d)` | int literals forming a date of years 1–9999 | `ValueError` |
+//! | `datetime.datetime(y, m, d[, H, M, S, us])`, `datetime.time([H, M, S, us])` | int literals in range (by position only) | `ValueError`, `TypeError` |
+//! | `hasattr(module, "name")` | a standard-library module without a module `__getattr__` ([`PLAIN_MODULES`]) and a literal name | a module `__getattr__` runs code |
+//! | `getattr(module, "name", default)` | the same, and a default v2 proves; the result is a value v2 knows nothing of | |
+//! | `functools.partial(f, ...)` | `f` a function or class of the module, or a builtin; arguments v2 proves | `TypeError` for a non-callable; it only stores them |
+
+use ruff_python_ast::{Expr, ExprCall, Number, UnaryOp};
+use ruff_text_size::Ranged;
+
+use super::env::{Kind, Meaning};
+use super::{Prover, Unproved, Why};
+
+type Proof<T> = Result<T, Unproved>;
+
+/// Standard-library modules with no module-level `__getattr__` on CPython 3.11/3.12 (`io`
+/// has one), so `hasattr` on them only reads their namespace.
+pub const PLAIN_MODULES: &[&str] = &[
+    "sys",
+    "os",
+    "socket",
+    "ssl",
+    "select",
+    "signal",
+    "time",
+    "errno",
+    "math",
+    "threading",
+];
+
+/// The calls of this module, for the allowlist of known names.
+pub fn is_value_call(qualified: &str) -> bool {
+    matches!(
+        qualified,
+        "datetime.timedelta"
+            | "datetime.date"
+            | "datetime.datetime"
+            | "datetime.time"
+            | "builtins.hasattr"
+            | "builtins.getattr"
+            | "functools.partial"
+    )
+}
+
+const TIMEDELTA: &[&str] = &[
+    "days",
+    "seconds",
+    "microseconds",
+    "milliseconds",
+    "minutes",
+    "hours",
+    "weeks",
+];
+
+/// An int literal or its negation.
+fn int_literal(expr: &Expr) -> Option<i64> {
+    match expr {
+        Expr::NumberLiteral(n) => match &n.value {
+            Number::Int(i) => i.as_i64(),
+            _ => None,
+        },
+        Expr::UnaryOp(u) if u.op == UnaryOp::USub => int_literal(&u.operand).map(|v| -v),
+        _ => None,
+    }
+}
+
+fn days_in_month(year: i64, month: i64) -> i64 {
+    match month {
+        2 if year % 4 == 0 && (year % 100 != 0 || year % 400 == 0) => 29,
+        2 => 28,
+        4 | 6 | 9 | 11 => 30,
+        _ => 31,
+    }
+}
+
+/// `y, m, d, H, M, S, us` (dates) or `H, M, S, us` (times) all in range.
+fn in_range(values: &[i64], date: bool) -> bool {
+    let mut limits: Vec<(i64, i64)> = Vec::new();
+    if date {
+        let (year, month) = (values.first().copied(), values.get(1).copied());
+        let days = match (year, month) {
+            (Some(y), Some(m)) if (1..=12).contains(&m) => days_in_month(y, m),
+            _ => 0,
+        };
+        limits.extend([(1, 9999), (1, 12), (1, days)]);
+    }
+    limits.extend([(0, 23), (0, 59), (0, 59), (0, 999_999)]);
+    values.len() <= limits.len()
+        && values
+            .iter()
+            .zip(&limits)
+            .all(|(v, (lo, hi))| (*lo..=*hi).contains(v))
+}
+
+impl Prover<'_> {
+    /// The calls of the table above by qualified name; `None` for other names.
+    pub fn value_call(&self, qualified: &str, call: &ExprCall) -> Option<Proof<Meaning>> {
+        let args = &call.arguments.args;
+        let keywords = &call.arguments.keywords;
+        let fail = Err(Unproved::at(call.range(), Why::Arguments));
+        let literals = || args.iter().map(int_literal).collect::<Option<Vec<i64>>>();
+        Some(match qualified {
+            "datetime.timedelta" => {
+                let mut given: Vec<&str> = TIMEDELTA.iter().copied().take(args.len()).collect();
+                let mut values: Vec<&Expr> = args.iter().collect();
+                for keyword in keywords {
+                    match keyword.arg.as_ref().map(|a| a.as_str()) {
+                        Some(name) if TIMEDELTA.contains(&name) && !given.contains(&name) => {
+                            given.push(name);
+                            values.push(&keyword.value);
+                        }
+                        _ => return Some(fail),
+                    }
+                }
+                let small = |e: &&Expr| int_literal(e).is_some_and(|v| v.abs() <= 1_000_000);
+                if args.len() <= TIMEDELTA.len() && values.iter().all(small) {
+                    Ok(Meaning::Value(Kind::Object))
+                } else {
+                    fail
+                }
+            }
+            "datetime.date" | "datetime.datetime" | "datetime.time" => {
+                let date = qualified != "datetime.time";
+                let ok = keywords.is_empty()
+                    && literals().is_some_and(|v| {
+                        in_range(&v, date)
+                            && (!date || v.len() >= 3)
+                            && (qualified != "datetime.date" || v.len() == 3)
+                    });
+                if ok {
+                    Ok(Meaning::Value(Kind::Object))
+                } else {
+                    fail
+                }
+            }
+            "builtins.hasattr" | "builtins.getattr" => {
+                let getattr = qualified == "builtins.getattr";
+                let (module, default) = match &args[..] {
+                    [module, Expr::StringLiteral(_)] if !getattr => (module, None),
+                    [module, Expr::StringLiteral(_), default] if getattr => (module, Some(default)),
+                    _ => return Some(fail),
+                };
+                let plain = matches!(self.value(module), Ok(Meaning::Module(m))
+                    if PLAIN_MODULES.contains(&m.as_str()));
+                if !keywords.is_empty() || !plain {
+                    return Some(fail);
+                }
+                match default {
+                    Some(default) => self.value(default).map(|_| Meaning::Value(Kind::Other)),
+                    None => Ok(Meaning::Value(Kind::Bool)),
+                }
+            }
+            "functools.partial" => {
+                let Some((function, rest)) = args.split_first() else {
+                    return Some(fail);
+                };
+                let callable = match self.value(function) {
+                    Ok(Meaning::Function | Meaning::Pure(_) | Meaning::Class(_)) => true,
+                    Ok(Meaning::Qualified(q)) => q.starts_with("builtins."),
+                    _ => false,
+                };
+                if !callable || rest.iter().any(|a| matches!(a, Expr::Starred(_))) {
+                    return Some(Err(Unproved::at(function.range(), Why::Arguments)));
+                }
+                for value in rest.iter().chain(keywords.iter().map(|k| &k.value)) {
+                    if let Err(unproved) = self.value(value) {
+                        return Some(Err(unproved));
+                    }
+                }
+                if keywords.iter().any(|k| k.arg.is_none()) {
+                    return Some(fail);
+                }
+                Ok(Meaning::Value(Kind::Object))
+            }
+            _ => return None,
+        })
+    }
+}

@@ -1,0 +1,360 @@
+//! Readiness v2's calls, str/bytes methods, stdlib values and process-local registries, each
+//! rule with a safe statement v2 proves and a near miss it keeps as a READY-004 reason at the
+//! named line and column. Both are run in real CPython (one process, each snippet in a fresh
+//! namespace, warnings as errors, stdout captured): the safe ones import cleanly and print
+//! nothing, and every near miss really raises the named exception or has the named effect.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use apizr_inspect::{InspectOptions, inspect_bytes};
+use apizr_ir::{ReadinessPolicy, SourceKind};
+
+/// What a near miss does in CPython: raises this exception, or has this effect (a Python
+/// expression over the snippet's namespace `ns`, the filters added `added`, and what it
+/// printed `out`, true when the effect happened).
+enum Outcome {
+    Raises(&'static str),
+    Effect(&'static str),
+}
+use Outcome::{Effect, Raises};
+
+/// (imports, safe statements, near-miss statements, what the near miss does, the text its
+/// culprit starts with: its first occurrence in the module gives the line and column v2 must
+/// name).
+type Case = (
+    &'static str,
+    &'static str,
+    &'static str,
+    Outcome,
+    &'static str,
+);
+
+const CASES: &[Case] = &[
+    // re.compile: flags re accepts with the pattern; bytes patterns.
+    (
+        "import re",
+        "P = re.compile('a', re.I | re.X)",
+        "P = re.compile('a', 4)",
+        Raises("ValueError"),
+        "4)",
+    ),
+    (
+        "import re",
+        "P = re.compile('a', flags=re.A)",
+        "P = re.compile('a', re.A | re.U)",
+        Raises("ValueError"),
+        "re.A | re.U",
+    ),
+    (
+        "import re",
+        "P = re.compile(rb'^[^:\\s][^:\\r\\n]*$', re.A)",
+        "P = re.compile(b'a', re.U)",
+        Raises("ValueError"),
+        "re.U)",
+    ),
+    (
+        "import re",
+        "P = re.compile('a', re.M)",
+        "P = re.compile('a', 128)",
+        Effect("out != ''"),
+        "128",
+    ),
+    (
+        "import re",
+        "P = re.compile(rb'\\\\([0-3][0-7]{2}|.)')",
+        "P = re.compile(rb'\\u0041')",
+        Raises("error"),
+        "rb'",
+    ),
+    // str methods whose value v2 folds, feeding re.compile.
+    (
+        "import re",
+        "J = ', '.join(('gzip', 'deflate'))\nR = re.compile('|'.join(['a', J]))",
+        "J = ', '.join(('a', 1))",
+        Raises("TypeError"),
+        "', '.join",
+    ),
+    (
+        "import re",
+        "F = re.compile('(?:{hex}:{hex}|{ipv4})'.format(hex='[0-9a-f]', ipv4='x'))",
+        "F = '{0}{}'.format('a', 'b')",
+        Raises("ValueError"),
+        "'{0}{}'.format",
+    ),
+    (
+        "",
+        "F = '{{{}}}'.format('a')",
+        "F = '{x}'.format(y='a')",
+        Raises("KeyError"),
+        "'{x}'.format",
+    ),
+    (
+        "import re",
+        "U = re.compile(' A b '.strip().lower().replace('a', '(x)'))",
+        "U = re.compile(' a( '.strip())",
+        Raises("error"),
+        "' a( '.strip()",
+    ),
+    (
+        "",
+        "NUL = '\\x00'.encode('ascii')\nNUL2 = NUL * 2\nLINE = '-' * 72\nM = [1] * 31",
+        "E = 'é'.encode('ascii')",
+        Raises("UnicodeEncodeError"),
+        "'é'.encode",
+    ),
+    (
+        "",
+        "E = 'é'.encode('utf-8')",
+        "E = '\\ud800'.encode('utf-8')",
+        Raises("UnicodeEncodeError"),
+        "'\\ud800'.encode",
+    ),
+    (
+        "",
+        "N = 3\nS = 'ab' * 3",
+        "N = 100000 * 100000 * 100000 * 100000\nS = 'ab' * N",
+        Raises("OverflowError"),
+        "'ab' * N",
+    ),
+    // A local function's folded argument keeps its value in the body.
+    (
+        "def _b(s):\n    return s.encode('ASCII')",
+        "NUL = _b('\\0')",
+        "E = _b('é')",
+        Raises("UnicodeEncodeError"),
+        "s.encode",
+    ),
+    // Process-local registries.
+    (
+        "import logging",
+        "logging.getLogger(__name__).addHandler(logging.NullHandler())\nlogging.getLogger('x').setLevel(logging.DEBUG)",
+        "logging.getLogger(__name__).addHandler(logging.StreamHandler())",
+        Effect(
+            "any(type(h).__name__ == 'StreamHandler' for h in logging.getLogger('fixture').handlers)",
+        ),
+        "logging.getLogger(__name__).addHandler(logging.StreamHandler",
+    ),
+    (
+        "import logging",
+        "logging.getLogger('x').setLevel('INFO')",
+        "logging.getLogger('x').setLevel('LOUD')",
+        Raises("ValueError"),
+        "logging.getLogger('x').setLevel('LOUD",
+    ),
+    (
+        "import warnings",
+        "warnings.simplefilter('ignore', DeprecationWarning)\nwarnings.simplefilter('always', append=True)",
+        "warnings.simplefilter('error', UserWarning)",
+        Effect("any(f[0] == 'error' and f[2] is UserWarning for f in added)"),
+        "'error'",
+    ),
+    (
+        "import warnings",
+        "warnings.simplefilter('once')",
+        "warnings.simplefilter('loud')",
+        Raises("AssertionError"),
+        "'loud'",
+    ),
+    (
+        "import warnings",
+        "warnings.filterwarnings('ignore', message='x.*', category=UserWarning)",
+        "warnings.filterwarnings('ignore', message='(')",
+        Raises("error"),
+        "'('",
+    ),
+    (
+        "import warnings",
+        "warnings.filterwarnings('default', module='m')",
+        "warnings.filterwarnings('ignore', category=ValueError)",
+        Raises("AssertionError"),
+        "ValueError",
+    ),
+    // Stdlib values built from literals.
+    (
+        "import datetime",
+        "Z = datetime.timedelta(0)\nH = datetime.timedelta(hours=1, minutes=-5)\nD = datetime.date(2024, 2, 29)\nT = datetime.datetime(1970, 1, 1, 0, 0)",
+        "D = datetime.date(2023, 2, 29)",
+        Raises("ValueError"),
+        "datetime.date(2023",
+    ),
+    (
+        "import datetime",
+        "W = datetime.timedelta(weeks=1000000)",
+        "W = datetime.timedelta(days=1000000000)",
+        Raises("OverflowError"),
+        "datetime.timedelta(days",
+    ),
+    (
+        "import sys, io",
+        "A = hasattr(sys, 'audit')\nG = getattr(sys, 'nope', None)",
+        "A = hasattr(io, 'OpenWrapper')",
+        Raises("DeprecationWarning"),
+        "hasattr(io",
+    ),
+    (
+        "import functools",
+        "P = functools.partial(int, base=2)",
+        "P = functools.partial(3)",
+        Raises("TypeError"),
+        "3)",
+    ),
+    (
+        "import errno, logging, socket, sys",
+        "E = {errno.EAGAIN, errno.EWOULDBLOCK}\nL = logging.DEBUG\nS = (sys.base_prefix, socket.AF_UNIX)",
+        "E = errno.EFOO",
+        Raises("AttributeError"),
+        "errno.EFOO",
+    ),
+    (
+        "from http import cookiejar as cookielib",
+        "class Jar(cookielib.CookieJar):\n    pass",
+        "J = cookielib.CookieJarX",
+        Raises("AttributeError"),
+        "cookielib.CookieJarX",
+    ),
+];
+
+fn module(imports: &str, body: &str) -> String {
+    let imports = if imports.is_empty() { "pass" } else { imports };
+    format!("{imports}\n{body}\n\n\ndef probe(x: int) -> int:\n    return x\n")
+}
+
+/// Whether `probe` is ready under v2, and the READY-004 culprits' notes.
+fn v2(source: &str) -> (bool, Vec<String>) {
+    let options = InspectOptions {
+        explain: true,
+        readiness: ReadinessPolicy::V2,
+        ..InspectOptions::default()
+    };
+    let outcome = apizr_inspect::on_inspect_stack(|| {
+        inspect_bytes(source.as_bytes(), SourceKind::Python, "fixture", options)
+    })
+    .unwrap()
+    .unwrap();
+    let ready = outcome
+        .inspection
+        .readiness
+        .assessments
+        .iter()
+        .find(|a| a.source.symbol == "probe")
+        .unwrap()
+        .can_generate_interface;
+    let notes = outcome
+        .explanation
+        .unwrap()
+        .module_reasons
+        .iter()
+        .filter(|r| r.code == "APIZR-READY-004")
+        .flat_map(|r| &r.culprits)
+        .filter_map(|c| c.note.clone())
+        .collect();
+    (ready, notes)
+}
+
+#[test]
+fn each_rule_proves_its_safe_statement_and_keeps_its_near_miss_with_line_and_column() {
+    let mut failures = Vec::new();
+    for (imports, safe, near, _, culprit) in CASES {
+        let (ready, notes) = v2(&module(imports, safe));
+        if !ready {
+            failures.push(format!("not proved: {safe}\n  {notes:?}"));
+        }
+        let source = module(imports, near);
+        let (ready, notes) = v2(&source);
+        let (line, column) = source
+            .lines()
+            .enumerate()
+            .find_map(|(i, l)| {
+                l.find(culprit)
+                    .map(|at| (i + 1, l[..at].chars().count() + 1))
+            })
+            .expect("the culprit is in the source");
+        let at = format!("(line {line}, column {column})");
+        if ready || !notes.iter().any(|n| n.contains(&at)) {
+            failures.push(format!("near miss not kept at {at}: {near}\n  {notes:?}"));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// CPython, once for all cases: each snippet runs in a fresh namespace with warnings as errors
+/// and stdout captured; one JSON line per snippet says what happened.
+const DRIVER: &str = r#"
+import contextlib, io, json, logging, sys, warnings
+for line in sys.stdin:
+    case = json.loads(line)
+    ns = {"__name__": "fixture"}
+    out = io.StringIO()
+    result = "ok"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        before = list(warnings.filters)
+        try:
+            with contextlib.redirect_stdout(out):
+                exec(compile(case["source"], "fixture", "exec"), ns)
+        except BaseException as e:
+            result = "raises " + type(e).__name__
+        added = [f for f in warnings.filters if f not in before]
+        effect = case["effect"] and eval(case["effect"], dict(ns, added=added, out=out.getvalue(), logging=logging))
+    logging.getLogger("fixture").handlers.clear()
+    print(json.dumps({"result": result, "out": out.getvalue(), "effect": bool(effect)}))
+"#;
+
+#[test]
+fn in_cpython_safe_statements_run_cleanly_and_near_misses_raise_or_have_their_effect() {
+    let mut input = String::new();
+    let mut expected = Vec::new();
+    for (imports, safe, near, outcome, _) in CASES {
+        for (source, outcome) in [
+            (module(imports, safe), None),
+            (module(imports, near), Some(outcome)),
+        ] {
+            let effect = match outcome {
+                Some(Effect(check)) => *check,
+                _ => "",
+            };
+            let case = serde_json::json!({"source": source, "effect": effect});
+            input.push_str(&format!("{case}\n"));
+            expected.push((source, outcome));
+        }
+    }
+    let mut child = std::process::Command::new("python3")
+        .args(["-I", "-S", "-c", DRIVER])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("python3 runs (CI installs it)");
+    use std::io::Write as _;
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
+    let output = child.wait_with_output().unwrap();
+    let stdout = String::from_utf8(output.stdout).unwrap();
+    let lines: Vec<serde_json::Value> = stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(
+        lines.len(),
+        expected.len(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let mut failures = Vec::new();
+    for ((source, outcome), got) in expected.iter().zip(&lines) {
+        let result = got["result"].as_str().unwrap();
+        let ok = match outcome {
+            None => result == "ok" && got["out"] == "",
+            Some(Raises(name)) => result == format!("raises {name}"),
+            Some(Effect(_)) => result == "ok" && got["effect"] == true,
+        };
+        if !ok {
+            failures.push(format!("{source}\n  -> {got}"));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
