@@ -116,6 +116,14 @@ const CASES: &[Case] = &[
         Raises("OverflowError"),
         "'ab' * N",
     ),
+    // A tuple of known strings keeps its items; a list does not (another name can change it).
+    (
+        "import re",
+        "TAGS = ('a', 'b')\nP = re.compile('|'.join(TAGS))",
+        "L = ['a']\nL2 = L\nL2 += ['(']\nP = re.compile('|'.join(L))",
+        Raises("error"),
+        "'|'.join(L)",
+    ),
     // A local function's folded argument keeps its value in the body.
     (
         "def _b(s):\n    return s.encode('ASCII')",

@@ -113,6 +113,8 @@ fn local_imports_of_proved_modules_make_functions_ready() {
         "shop.windows_only:windows_only",
         // `if WIN:` with `WIN = sys.platform.startswith("win")` imported from `shop.compat`.
         "shop.uses_compat:uses_compat",
+        // `re.compile` of strings and a tuple of strings imported from `shop.texts`.
+        "shop.patterns:patterns",
     ] {
         let (state, ready, codes, _) = verdict(&v2, function);
         assert!(
@@ -185,6 +187,12 @@ fn each_refusal_names_its_cause() {
         "shop.fake_platform:fake_platform",
         "015",
         "readiness v2 does not prove harmless",
+    );
+    // The imported string makes the pattern unbalanced (CPython raises `re.error`).
+    refused(
+        "shop.patterns_bad:patterns_bad",
+        "004",
+        "make `OPEN + \"x\"` one of the forms",
     );
     refused("shop.cycle_a:a", "015", "same import cycle");
     refused("shop.cycle_b:b", "015", "same import cycle");

@@ -104,6 +104,10 @@ pub struct Env {
     /// What v2 knows beyond the meaning of some names ([`Mark`]); kept only while the name
     /// keeps that binding on every path.
     marks: HashMap<String, Mark>,
+    /// The items of names bound to a tuple display of strings v2 folds ([`super::methods`]:
+    /// `"|".join(TAGS)`); kept like `strings`. Tuples only: a list can be changed in place
+    /// through another name (`L2 = L; L2 += ["("]` is proved and mutates `L`).
+    sequences: HashMap<String, Vec<String>>,
 }
 
 /// A fact about the value of a name, beyond its [`Meaning`].
@@ -125,6 +129,21 @@ impl Env {
         self.names.insert(name.to_string(), meaning);
         self.strings.remove(name);
         self.marks.remove(name);
+        self.sequences.remove(name);
+    }
+
+    /// Bind `name` to a tuple of strings v2 knows.
+    pub fn bind_sequence(&mut self, name: &str, items: Vec<String>) {
+        self.bind(name, Meaning::Value(Kind::Tuple));
+        self.sequences.insert(name.to_string(), items);
+    }
+
+    /// The known items of `name` here (a tuple of known strings).
+    pub fn sequence(&self, name: &str) -> Option<&[String]> {
+        match self.names.get(name) {
+            Some(Meaning::Value(Kind::Tuple)) => self.sequences.get(name).map(Vec::as_slice),
+            _ => None,
+        }
     }
 
     /// Record a fact about the value `name` was just bound to.
@@ -142,6 +161,7 @@ impl Env {
         self.names
             .insert(name.to_string(), Meaning::Value(Kind::Str));
         self.strings.insert(name.to_string(), value);
+        self.sequences.remove(name);
     }
 
     /// The known string value of `name` here.
@@ -156,6 +176,7 @@ impl Env {
         self.names.remove(name);
         self.strings.remove(name);
         self.marks.remove(name);
+        self.sequences.remove(name);
     }
 
     /// What `name` means here; `None` when using it would raise `NameError`.
@@ -181,7 +202,15 @@ impl Env {
                     Some(Mark::Fixed(b)) => Some(*b),
                     _ => None,
                 };
-                (n.clone(), super::package::Export { meaning, fixed })
+                let string = self.string(n).map(str::to_string);
+                let strings = self.sequence(n).map(<[String]>::to_vec);
+                let export = super::package::Export {
+                    meaning,
+                    fixed,
+                    string,
+                    strings,
+                };
+                (n.clone(), export)
             })
             .collect()
     }
@@ -194,6 +223,7 @@ impl Env {
                 before.names.get(*n) != Some(m)
                     || before.strings.get(*n) != self.strings.get(*n)
                     || before.marks.get(*n) != self.marks.get(*n)
+                    || before.sequences.get(*n) != self.sequences.get(*n)
             })
             .map(|(n, _)| n.as_str())
     }
@@ -226,6 +256,16 @@ impl Env {
                 }
                 _ => {
                     out.strings.remove(name);
+                }
+            }
+            let sequences: Vec<Option<&Vec<String>>> =
+                arms.iter().map(|a| a.sequences.get(name)).collect();
+            match sequences.split_first() {
+                Some((Some(first), rest)) if rest.iter().all(|s| *s == Some(*first)) => {
+                    out.sequences.insert(name.to_string(), (*first).clone());
+                }
+                _ => {
+                    out.sequences.remove(name);
                 }
             }
             let marks: Vec<Option<&Mark>> = arms.iter().map(|a| a.marks.get(name)).collect();

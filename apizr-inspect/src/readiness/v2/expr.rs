@@ -160,7 +160,7 @@ impl Prover<'_> {
                     .package
                     .and_then(|p| p.attribute(&module, attr.attr.as_str())) =>
             {
-                return Ok(meaning);
+                return Ok(meaning.meaning);
             }
             Meaning::Module(module) | Meaning::Qualified(module) => {
                 format!("{module}.{}", attr.attr.as_str())

@@ -5,7 +5,7 @@
 //!
 //! | call | accepted when | why it cannot raise |
 //! | --- | --- | --- |
-//! | `sep.join(items)` | `items` a list or tuple display of known strings, or a known string | every item is a str |
+//! | `sep.join(items)` | `items` a list or tuple of known strings ([`Prover::str_sequence`]: a display, a name bound to one, a tuple of a proved sibling module), or a known string | every item is a str |
 //! | `fmt.format(*args, **kwargs)` | fields are `{}`, `{0}` or `{name}` (no conversion, spec, attribute or index), numbering not mixed, every field has a known string argument | a str formats as itself; `{{`/`}}` are escapes; a lone brace or a missing argument is refused |
 //! | `s.upper()`, `s.lower()` | `s` is ASCII | ASCII case mapping is Rust's and Python's alike |
 //! | `s.strip()`, `s.lstrip()`, `s.rstrip()` | no argument and `s` ASCII (Python's ASCII whitespace is ` \t\n\r\x0b\x0c\x1c-\x1f`), or a known string of characters | |
@@ -37,10 +37,9 @@ impl Prover<'_> {
         let ascii = receiver.is_ascii();
         match (method.attr.as_str(), &args[..]) {
             ("join", [items]) => {
-                let items: Vec<String> = match items {
-                    Expr::List(l) => self.known_strings(&l.elts)?,
-                    Expr::Tuple(t) => self.known_strings(&t.elts)?,
-                    other => self.str_value(other)?.chars().map(String::from).collect(),
+                let items: Vec<String> = match self.str_sequence(items) {
+                    Some(items) => items,
+                    None => self.str_value(items)?.chars().map(String::from).collect(),
                 };
                 Some(items.join(&receiver))
             }
@@ -99,13 +98,14 @@ impl Prover<'_> {
         encodes.then_some(Meaning::Value(Kind::Bytes))
     }
 
-    fn known_strings(&self, items: &[Expr]) -> Option<Vec<String>> {
-        items.iter().map(|e| self.str_value(e)).collect()
-    }
-
     /// `fmt.format(...)` with the rules of the table above.
     fn format(&self, fmt: &str, call: &ExprCall) -> Option<String> {
-        let positional = self.known_strings(&call.arguments.args)?;
+        let positional = call
+            .arguments
+            .args
+            .iter()
+            .map(|e| self.str_value(e))
+            .collect::<Option<Vec<_>>>()?;
         let mut named = Vec::new();
         for keyword in &call.arguments.keywords {
             named.push((

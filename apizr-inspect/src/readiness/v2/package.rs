@@ -51,11 +51,16 @@ pub type Exports = HashMap<String, Export>;
 
 /// One name a proved module binds: its meaning, and its value when it is a bool fixed on every
 /// worker (`WIN = sys.platform.startswith("win")`, [`super::fixed`]), which an importer's
-/// `if WIN:` reads.
+/// `if WIN:` reads, a string v2 folds, or a tuple of them ([`super::strings`]), which an
+/// importer's patterns use (`re.compile(r"(?:" + PREVENT_BACKSLASH + ...)`). The module has
+/// finished its top level when an importer outside its import cycle reads them, and no proved
+/// statement stores into another module or mutates a tuple, so they are the values read.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Export {
     pub meaning: Meaning,
     pub fixed: Option<bool>,
+    pub string: Option<String>,
+    pub strings: Option<Vec<String>>,
 }
 
 /// What readiness v2 knows about the other modules of the inspected directory.
@@ -182,6 +187,8 @@ impl<'c> ModulePackage<'c> {
         let unknown = |meaning| Export {
             meaning,
             fixed: None,
+            string: None,
+            strings: None,
         };
         if !Self::reads_name(import, target) {
             return Some(unknown(Meaning::Module(target.to_string())));
@@ -200,14 +207,12 @@ impl<'c> ModulePackage<'c> {
 
     /// What `module.name` means when `module` is a proved module of the package outside this
     /// module's import cycle (so it has finished running when this one reads it).
-    pub fn attribute(&self, module: &str, name: &str) -> Option<Meaning> {
+    pub fn attribute(&self, module: &str, name: &str) -> Option<Export> {
         let top = module.split('.').next().unwrap_or(module);
         if is_stdlib(top) || !self.ctx.index.contains(module) || self.same_component(module) {
             return None;
         }
-        self.exports_of(module)?
-            .get(name)
-            .map(|export| export.meaning.clone())
+        self.exports_of(module)?.get(name).cloned()
     }
 
     /// The verdict on the import statement at `statement`; `None` when it is not one of the

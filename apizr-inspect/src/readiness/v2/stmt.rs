@@ -147,6 +147,10 @@ impl Prover<'_> {
             let type_checking = stdlib && module == Some("typing") && name == "TYPE_CHECKING";
             let local = self.package.and_then(|p| p.meaning(alias.range()));
             let fixed = local.as_ref().and_then(|l| l.fixed);
+            // A string or tuple of strings the proved module folded keeps its value here.
+            let folded = local
+                .as_ref()
+                .map(|l| (l.string.clone(), l.strings.clone()));
             let meaning = match (local, module) {
                 (Some(local), _) => local.meaning,
                 (None, Some(module)) if stdlib => {
@@ -158,7 +162,11 @@ impl Prover<'_> {
                 }
                 (None, _) => Meaning::Unknown,
             };
-            self.env.bind(bound, meaning);
+            match folded {
+                Some((Some(text), _)) => self.env.bind_str(bound, text),
+                Some((None, Some(items))) => self.env.bind_sequence(bound, items),
+                _ => self.env.bind(bound, meaning),
+            }
             if type_checking {
                 self.env.mark(bound, Mark::TypeChecking);
             }

@@ -14,7 +14,7 @@ use ruff_python_ast::{
 };
 
 use super::Prover;
-use super::env::Meaning;
+use super::env::{Kind, Meaning};
 
 impl Prover<'_> {
     /// The value of `expr` when it is a string v2 folds.
@@ -24,10 +24,14 @@ impl Prover<'_> {
             Expr::Name(n) => self.env.string(n.id.as_str()).map(str::to_string),
             Expr::BinOp(b) => self.str_binop(b),
             // `string.digits`: the module the name is bound to, not the text written.
+            // A proved module of the package: the string it folded ([`super::package`]).
             Expr::Attribute(a) => match self.value(&a.value) {
-                Ok(Meaning::Module(module)) => {
-                    stdlib_string(&format!("{module}.{}", a.attr.as_str())).map(str::to_string)
-                }
+                Ok(Meaning::Module(module)) => match self.package_export(&module, a) {
+                    Some(export) => export.string,
+                    None => {
+                        stdlib_string(&format!("{module}.{}", a.attr.as_str())).map(str::to_string)
+                    }
+                },
                 _ => None,
             },
             // `re.escape(<known string>)`: pure, and what it escapes is fixed (Python 3.7+).
@@ -76,11 +80,45 @@ impl Prover<'_> {
         }
     }
 
-    /// Bind `name` to the value of `value` (`meaning`), keeping its string when v2 folds it.
+    /// The items of a tuple or list of strings v2 folds: a display, or a name bound to a tuple
+    /// display here or in a proved module of the package.
+    pub fn str_sequence(&self, expr: &Expr) -> Option<Vec<String>> {
+        match expr {
+            Expr::List(l) => self.known_strings(&l.elts),
+            Expr::Tuple(t) => self.known_strings(&t.elts),
+            Expr::Name(n) => self.env.sequence(n.id.as_str()).map(<[String]>::to_vec),
+            Expr::Attribute(a) => match self.value(&a.value) {
+                Ok(Meaning::Module(module)) => self.package_export(&module, a)?.strings,
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+
+    fn known_strings(&self, items: &[Expr]) -> Option<Vec<String>> {
+        items.iter().map(|e| self.str_value(e)).collect()
+    }
+
+    fn package_export(
+        &self,
+        module: &str,
+        attr: &ruff_python_ast::ExprAttribute,
+    ) -> Option<super::package::Export> {
+        self.package?.attribute(module, attr.attr.as_str())
+    }
+
+    /// Bind `name` to the value of `value` (`meaning`), keeping its string, or the items of a
+    /// tuple display of strings, when v2 folds them.
     pub fn bind_value(&mut self, name: &str, value: &Expr, meaning: Meaning) {
-        match self.str_value(value) {
-            Some(folded) => self.env.bind_str(name, folded),
-            None => self.env.bind(name, meaning),
+        match (self.str_value(value), value) {
+            (Some(folded), _) => self.env.bind_str(name, folded),
+            (None, Expr::Tuple(_)) if meaning == Meaning::Value(Kind::Tuple) => {
+                match self.str_sequence(value) {
+                    Some(items) => self.env.bind_sequence(name, items),
+                    None => self.env.bind(name, meaning),
+                }
+            }
+            (None, _) => self.env.bind(name, meaning),
         }
         if let Some(fixed) = super::fixed::fixed(value, self) {
             self.env.mark(name, super::env::Mark::Fixed(fixed));
