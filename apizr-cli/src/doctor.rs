@@ -19,6 +19,7 @@ use apizr_runtime::local::prestart;
 use apizr_runtime::local::workdir::{self, DirOwner};
 use apizr_runtime::oci::pool::census::{PoolOwner, census};
 use apizr_runtime::oci::{Engine, PoolConfig};
+use apizr_runtime::serve::mcp::interpreter as interpreter_serve;
 use clap::Args;
 use serde::Serialize;
 
@@ -103,6 +104,20 @@ struct Doctor {
     controls: Vec<Row>,
     docker: Docker,
     v1_pool: V1Pool,
+    interpreter_pool: InterpreterPool,
+}
+
+/// `apizr serve interpreter`'s pre-started `local` processes, as configured by default (a
+/// server's own counters are on its `/metrics` with `--http`; its processes' working
+/// directories are among `v1_pool.owners`: one implementation starts both).
+#[derive(Debug, Serialize)]
+struct InterpreterPool {
+    /// Processes kept per policy for one-shot `local` runs unless `--prestart` or
+    /// `APIZR_INTERPRETER_PRESTART` says otherwise (0: off). Sessions and `apizr run` never
+    /// use the pool.
+    default_size: usize,
+    size_env: &'static str,
+    max_idle_secs: u64,
 }
 
 /// What `apizr doctor` can see of v1 servers' pre-started workers from outside: the working
@@ -159,6 +174,11 @@ pub fn run(args: &DoctorArgs) -> ExitCode {
         controls: rows(&host),
         docker: docker(),
         v1_pool: V1Pool::here(),
+        interpreter_pool: InterpreterPool {
+            default_size: interpreter_serve::DEFAULT_PRESTART,
+            size_env: interpreter_serve::PRESTART_ENV,
+            max_idle_secs: prestart::MAX_IDLE.as_secs(),
+        },
         host,
     };
     match args.format {
@@ -375,6 +395,16 @@ fn text(d: &Doctor, style: Style) -> String {
     facts.push(("docker", docker));
     facts.push(("oci pool", pool_text(&d.docker.oci_pool)));
     facts.push(("v1 pool", v1_pool_text(&d.v1_pool)));
+    facts.push((
+        "interpreter pool",
+        format!(
+            "default {} per policy of `apizr serve interpreter` ({}), one-shot `local` runs \
+             only, replaced after {} s idle",
+            d.interpreter_pool.default_size,
+            d.interpreter_pool.size_env,
+            d.interpreter_pool.max_idle_secs
+        ),
+    ));
     for (name, value) in facts {
         out.push_str(&format!("  {name:<22} {value}\n"));
     }

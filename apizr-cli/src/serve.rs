@@ -106,6 +106,12 @@ pub struct InterpreterServeArgs {
         requires = "session"
     )]
     pub idle_timeout: u64,
+    /// `local` tier: keep N processes pre-started per policy for one-shot runs, each started
+    /// with every control of a cold run and used for one run only (sessions keep their own
+    /// process); 0 starts each run's process when it arrives [env: APIZR_INTERPRETER_PRESTART]
+    /// [default: 2]
+    #[arg(long, value_name = "N")]
+    pub prestart: Option<usize>,
 }
 
 #[derive(Debug, Args)]
@@ -170,7 +176,8 @@ pub fn run(command: &ServeCommand) -> anyhow::Result<ExitCode> {
 fn serve_interpreter(args: &InterpreterServeArgs) -> anyhow::Result<ExitCode> {
     use apizr_runtime::interpreter::SessionOptions;
     use apizr_runtime::serve::mcp::interpreter::{InterpreterHandler, serve_interpreter_on};
-    let environment = args.interpreter.environment()?;
+    let mut environment = args.interpreter.environment()?;
+    prestart_interpreter(&mut environment, args);
     let session = args.session.then(|| SessionOptions {
         idle_timeout: std::time::Duration::from_secs(args.idle_timeout.max(1)),
     });
@@ -189,6 +196,40 @@ fn serve_interpreter(args: &InterpreterServeArgs) -> anyhow::Result<ExitCode> {
     });
     serve_interpreter_on(handler, http).map_err(|e| anyhow!(e))?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// Size the interpreter's pre-start pool (`--prestart`, else the environment, else the
+/// default) and say on stderr when one-shot runs go cold instead.
+fn prestart_interpreter(
+    environment: &mut apizr_runtime::interpreter::Environment,
+    args: &InterpreterServeArgs,
+) {
+    use apizr_runtime::interpreter::NoPrestart;
+    use apizr_runtime::local::prestart::PrestartConfig;
+    use apizr_runtime::serve::mcp::interpreter::{
+        DEFAULT_PRESTART, PRESTART_ENV, PRESTART_WAIT_ENV,
+    };
+    let size = args
+        .prestart
+        .or_else(|| {
+            std::env::var(PRESTART_ENV)
+                .ok()
+                .and_then(|v| v.trim().parse().ok())
+        })
+        .unwrap_or(DEFAULT_PRESTART);
+    let wait = std::env::var(PRESTART_WAIT_ENV)
+        .ok()
+        .and_then(|v| v.trim().parse().ok())
+        .filter(|ms| *ms > 0)
+        .map(std::time::Duration::from_millis);
+    let config = PrestartConfig {
+        wait,
+        ..PrestartConfig::with_size(size)
+    };
+    match environment.start_prestart(config) {
+        Ok(()) | Err(NoPrestart::Off) | Err(NoPrestart::Tier) => {}
+        Err(why) => eprintln!("apizr: one-shot runs start their process cold: {why}"),
+    }
 }
 
 /// Inspect the source and plan its contracts, or load a generated project (`--bundle`): one

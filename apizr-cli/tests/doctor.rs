@@ -60,6 +60,11 @@ fn the_matrix_has_every_control_with_a_mechanism_or_a_reason() {
     assert_eq!(d["v1_pool"]["default_size"], 2);
     assert!(d["v1_pool"]["max_idle_secs"].as_u64().unwrap() >= 30);
     assert!(d["v1_pool"]["owners"].is_array());
+    assert_eq!(d["interpreter_pool"]["default_size"], 2);
+    assert_eq!(
+        d["interpreter_pool"]["size_env"],
+        "APIZR_INTERPRETER_PRESTART"
+    );
     let host = &d["host"];
     let python = host["python"].as_str().unwrap();
     assert!(Path::new(python).is_absolute(), "{python}");

@@ -277,3 +277,94 @@ fn serve_interpreter_answers_the_official_mcp_client() {
     assert_eq!(structured(3)["exit_code"], 3);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `apizr serve interpreter` serves one-shot `local` runs from pre-started processes, driven by
+/// the official `mcp` client over stdio: every run says `prestarted`; a file written to `/tmp`
+/// and to the working directory, a module global and an environment change by one run are not
+/// visible to the next; and the enforcement, reported and seen from inside the process, is
+/// the cold server's (`--prestart 0`) but for the process fields.
+#[test]
+fn serve_interpreter_runs_one_shot_code_in_prestarted_processes_with_fresh_state() {
+    let Some(python) = apizr_test_support::mcp_client_python() else {
+        return;
+    };
+    let dir = scratch("prestart");
+    let tmp = dir.join("tmp");
+    std::fs::create_dir_all(&tmp).unwrap();
+    let probe = "import os\nstatus = dict(l.split(':\\t', 1) for l in open('/proc/self/status').read().splitlines() if ':\\t' in l)\nprint(os.getuid() == 0, [status.get(k, '?').strip() for k in ('Seccomp', 'NoNewPrivs', 'CapEff')])\nprint(sorted(os.environ), sorted(os.listdir('/')))";
+    let write = "import os, tempfile, json\nopen(os.path.join(tempfile.gettempdir(), 'left'), 'w').write('x')\nopen('left-in-cwd', 'w').write('x')\njson.LEFT = 1\nos.environ['LEFT'] = '1'\nLEFT = 1";
+    let check = "import os, tempfile, json\nprint(os.path.exists(os.path.join(tempfile.gettempdir(), 'left')), os.path.exists('left-in-cwd'), hasattr(json, 'LEFT'), 'LEFT' in os.environ, 'LEFT' in globals())";
+    let call = |code: &str| serde_json::json!({"name": "python", "arguments": {"code": code}});
+    let serve = |calls: serde_json::Value, prestart: &str| {
+        let file = dir.join(format!("calls-{prestart}.json"));
+        std::fs::write(&file, calls.to_string()).unwrap();
+        let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
+        // The official client hands the server only a few variables: `env` sets the others.
+        let out = Command::new(&python)
+            .arg(root.join("tests/mcp_client/drive.py"))
+            .args(["--stdio", "--calls"])
+            .arg(&file)
+            .args(["--", "env"])
+            .arg(format!("TMPDIR={}", tmp.display()))
+            .arg("APIZR_INTERPRETER_PRESTART_WAIT_MS=30000")
+            .arg(env!("CARGO_BIN_EXE_apizr"))
+            .args(["serve", "interpreter", "--prestart", prestart])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        json(&out)
+    };
+    let t = serve(
+        serde_json::json!([
+            call(write),
+            call(check),
+            call(write),
+            call(check),
+            call(probe)
+        ]),
+        "2",
+    );
+    let structured =
+        |t: &serde_json::Value, i: usize| t["calls"][i]["result"]["structuredContent"].clone();
+    for i in 0..5 {
+        assert_eq!(
+            structured(&t, i)["enforcement"]["process"],
+            "prestarted",
+            "{t}"
+        );
+    }
+    for i in [1, 3] {
+        assert_eq!(
+            structured(&t, i)["stdout"],
+            "False False False False False",
+            "{t}"
+        );
+    }
+    let cold = serve(serde_json::json!([call(probe)]), "0");
+    let (pooled, cold) = (structured(&t, 4), structured(&cold, 0));
+    assert_eq!(cold["enforcement"]["process"], "cold", "{cold}");
+    assert!(cold["enforcement"].get("cold_reason").is_none(), "{cold}");
+    assert_eq!(pooled["stdout"], cold["stdout"], "{pooled}\n{cold}");
+    let without_process = |r: &serde_json::Value| {
+        let mut e = r["enforcement"].clone();
+        let map = e.as_object_mut().unwrap();
+        map.remove("process");
+        map.remove("cold_reason");
+        e
+    };
+    assert_eq!(without_process(&pooled), without_process(&cold));
+    // Both servers removed their idle processes' workspaces; only the two kept ones (the
+    // written files are artifacts) remain.
+    let left: Vec<String> = std::fs::read_dir(&tmp)
+        .unwrap()
+        .filter_map(Result::ok)
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| !n.starts_with("apizr-kept-"))
+        .collect();
+    assert!(left.is_empty(), "left behind: {left:?}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

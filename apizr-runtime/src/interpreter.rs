@@ -63,7 +63,7 @@ pub mod tier;
 pub use docker::DockerConfig;
 pub use enforcement::{Capability, EnforcementReport, Support, TierSupport};
 pub use environment::{
-    Environment, EnvironmentError, EnvironmentOptions, Interpreter, InterpreterConfig,
+    Environment, EnvironmentError, EnvironmentOptions, Interpreter, InterpreterConfig, NoPrestart,
 };
 pub use policy::{CapabilityPolicy, PolicyError};
 pub use result::{Artifact, ExecutionResult, RESULT_SCHEMA};

@@ -6,7 +6,8 @@
 //! * [`executor`] — [`LocalExecutor`](executor::LocalExecutor): the runtime plus the v1 policy,
 //!   behind the call API's [`Executor`](crate::call::Executor) seam.
 //! * [`process`] — starting one sandboxed worker (identity, directory, cgroups, launcher):
-//!   the one implementation both a cold call and the pre-start pool use.
+//!   the one implementation both a cold call and the pre-start pool use; [`program`] says
+//!   what it starts (the v1 worker, or the code interpreter's bootstrap).
 //! * [`prestart`] — servers' pool of pre-started single-use workers (each serves one call).
 //! * [`supervisor`], [`spawn`], [`workdir`] — the supervisor loop (one frame each way,
 //!   deadline, group kill), the process-spawning seam, the fresh working directory.
@@ -28,8 +29,10 @@ pub(crate) mod launch;
 pub mod launcher;
 pub(crate) mod output;
 pub mod owner;
+pub(crate) mod ownership;
 pub mod prestart;
 pub(crate) mod process;
+pub(crate) mod program;
 pub mod report;
 pub mod runtime;
 pub mod seccomp;

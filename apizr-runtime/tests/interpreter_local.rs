@@ -7,6 +7,8 @@
 #[path = "interpreter_local/endings.rs"]
 mod endings;
 mod interpreter_support;
+#[path = "interpreter_local/prestart.rs"]
+mod prestart;
 #[path = "interpreter_local/session.rs"]
 mod session;
 #[path = "interpreter_local/session_lifecycle.rs"]
@@ -17,7 +19,7 @@ use std::net::TcpListener;
 use std::time::{Duration, Instant};
 
 use apizr_runtime::interpreter::{CapabilityPolicy, EnvironmentOptions, Tier, enforcement::Status};
-use interpreter_support::{Scope, alive, in_dir, show, with_policy};
+use interpreter_support::{Scope, alive, assert_process, in_dir, show, with_policy};
 
 const LOCAL: [&str; 2] = ["local", "local_unsafe"];
 
@@ -364,6 +366,7 @@ fn the_network_is_denied_in_local_and_open_in_local_unsafe() {
         .env("local", EnvironmentOptions::default())
         .execute(&code);
     assert!(!r.success, "local must not reach the host: {}", show(&r));
+    assert_process(&r);
     let network = r
         .enforcement
         .as_ref()
@@ -411,13 +414,36 @@ fn subprocesses_are_denied_when_the_policy_says_so() {
         .env("local", EnvironmentOptions::default())
         .execute(code);
     assert_eq!(allowed.stdout.as_deref(), Some("0"), "{}", show(&allowed));
+    assert_process(&allowed);
     let policy = CapabilityPolicy {
         subprocess_execution: false,
         ..CapabilityPolicy::local()
     };
     let r = scope.env("local", with_policy(policy)).execute(code);
     assert!(!r.success, "{}", show(&r));
+    assert_process(&r);
     assert!(r.stderr.unwrap().contains("PermissionError"));
+}
+
+#[test]
+fn a_host_secret_in_the_environment_is_not_visible_in_local() {
+    // Cargo sets CARGO_MANIFEST_DIR for this test process: the host's environment.
+    let scope = Scope::new("env");
+    let code = "import os\nprint(os.environ.get('CARGO_MANIFEST_DIR'))";
+    let r = scope
+        .env("local", EnvironmentOptions::default())
+        .execute(code);
+    assert_eq!(r.stdout.as_deref(), Some("None"), "{}", show(&r));
+    assert_process(&r);
+    let r = scope
+        .env("local_unsafe", EnvironmentOptions::default())
+        .execute(code);
+    assert_eq!(
+        r.stdout.as_deref(),
+        Some(env!("CARGO_MANIFEST_DIR")),
+        "the attack works without the control: {}",
+        show(&r)
+    );
 }
 
 #[test]
@@ -606,6 +632,7 @@ fn host_files_are_out_of_reach_unless_granted() {
         .env("local", EnvironmentOptions::default())
         .execute(&read(&private));
     assert_eq!(r.stdout.as_deref(), Some("PermissionError"), "{}", show(&r));
+    assert_process(&r);
     let r = scope
         .env("local_unsafe", EnvironmentOptions::default())
         .execute(&read(&private));

@@ -1,7 +1,8 @@
 //! `apizr serve interpreter --http --session` driven by the official `mcp` client: each MCP
 //! session is a client with its own interpreter session, the server-wide session limit
 //! refuses one more and frees a slot when a client leaves (`DELETE /mcp`), a request without
-//! an MCP session (protocol 2026-07-28) runs fresh, and nothing is left once the server stops.
+//! an MCP session (protocol 2026-07-28) runs fresh in a pre-started process (its pool's
+//! counters on `/metrics`), and nothing is left once the server stops.
 
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
@@ -18,7 +19,9 @@ out = {}
 async def call(client, code):
     r = await client.call_tool("python", {"code": code})
     s = r.model_dump(mode="json", by_alias=True, exclude_none=True).get("structuredContent", {})
-    return {k: s.get(k) for k in ("success", "stdout", "skipped", "skip_message")}
+    got = {k: s.get(k) for k in ("success", "stdout", "skipped", "skip_message")}
+    got["process"] = (s.get("enforcement") or {}).get("process")
+    return got
 
 def connect(http, mode="legacy"):
     return Client(streamable_http_client(url, http_client=http), mode=mode)
@@ -45,6 +48,7 @@ async def main():
             out["protocol"] = m.protocol_version
             out["m_set"] = await call(m, "y = 1")
             out["m_get"] = await call(m, "print(y)")
+        out["metrics"] = (await h.get(url.replace("/mcp", "/metrics"))).text
     print(json.dumps(out))
 
 anyio.run(main)
@@ -62,6 +66,8 @@ fn serve_interpreter_over_http_gives_each_client_its_own_session() {
         .args(["serve", "interpreter", "--http", "--port", "0", "--session"])
         .args(["--max-sessions", "2"])
         .env("TMPDIR", &tmp)
+        // One-shot runs wait for a pre-started process (never cold): the counts are exact.
+        .env("APIZR_INTERPRETER_PRESTART_WAIT_MS", "30000")
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
@@ -110,6 +116,24 @@ fn serve_interpreter_over_http_gives_each_client_its_own_session() {
     assert_eq!(t["protocol"], "2026-07-28", "{t}");
     assert_eq!(t["m_set"]["success"], true, "{t}");
     assert_eq!(t["m_get"]["success"], false, "{t}");
+    // Fresh runs come from the pre-start pool; session calls never do.
+    assert_eq!(
+        (
+            t["m_set"]["process"].as_str(),
+            t["m_get"]["process"].as_str()
+        ),
+        (Some("prestarted"), Some("prestarted")),
+        "{t}"
+    );
+    assert_eq!(t["a_get"]["process"], "cold", "{t}");
+    let metrics = t["metrics"].as_str().unwrap();
+    for series in [
+        "apizr_interpreter_pool_size 2",
+        "apizr_interpreter_pool_hits_total 2",
+        "apizr_interpreter_pool_misses_total 0",
+    ] {
+        assert!(metrics.lines().any(|l| l == series), "{series}: {metrics}");
+    }
     // SIGTERM: the server stops cleanly and closes every session it opened.
     assert!(status.success() || status.code().is_some(), "{status:?}");
     let left: Vec<_> = std::fs::read_dir(&tmp)

@@ -14,6 +14,7 @@ use serde::{Deserialize, Serialize};
 
 use super::policy::CapabilityPolicy;
 use super::tier::Tier;
+use crate::local::prestart::{ColdReason, ProcessSource};
 
 /// A policy field, by its JSON name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -233,6 +234,14 @@ pub struct EnforcementReport {
     pub capabilities: Vec<Row>,
     /// Capabilities that made the run refused (empty when it ran).
     pub refused: Vec<Capability>,
+    /// `local` tiers: how the process was obtained (`cold`: started for this run or session;
+    /// `prestarted`: by a server's pool, through the same implementation), as in a v1 call
+    /// report; absent when no local process ran.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub process: Option<ProcessSource>,
+    /// Why the run went cold although the server keeps pre-started processes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cold_reason: Option<ColdReason>,
 }
 
 impl EnforcementReport {
@@ -245,6 +254,8 @@ impl EnforcementReport {
             policy_applied: policy.is_some(),
             capabilities: Vec::new(),
             refused: Vec::new(),
+            process: None,
+            cold_reason: None,
         };
         let Some(policy) = policy else {
             // No policy (unsafe tiers by default): only the built-in timeout applies.

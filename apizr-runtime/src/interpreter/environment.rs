@@ -24,6 +24,7 @@ use super::result::ExecutionResult;
 use super::session::{Session, SessionError, SessionOptions, sweep};
 use super::tier::{Tier, UnknownTier};
 use crate::audit::AuditSink;
+use crate::local::prestart::{PrestartConfig, PrestartStats};
 use crate::local::runtime::LauncherLocation;
 
 /// The largest code an environment accepts (the inspector's source limit).
@@ -166,6 +167,7 @@ impl Interpreter {
             packages,
             interpreter: self.clone(),
             audit: None,
+            prestart: false,
         })
     }
 
@@ -203,9 +205,65 @@ pub struct Environment {
     packages: Vec<String>,
     interpreter: Interpreter,
     audit: Option<Arc<dyn AuditSink>>,
+    /// One-shot runs take pre-started processes ([`Environment::start_prestart`]).
+    prestart: bool,
+}
+
+/// Why an environment's runs cannot come from pre-started processes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum NoPrestart {
+    #[error("size 0")]
+    Off,
+    #[error("only the `local` tier pre-starts its processes")]
+    Tier,
+    #[error("runs share the caller's working directory (a pre-started process has its own)")]
+    WorkingDirectory,
+    #[error(
+        "the policy has write roots (each run lends them to its own uid, so two processes \
+         cannot hold them ahead)"
+    )]
+    WriteRoots,
+    #[error("the pool's thread could not start")]
+    Thread,
 }
 
 impl Environment {
+    /// Serve this environment's one-shot runs from pre-started processes (servers): each is
+    /// started ahead through the same implementation as a cold run (identity, workspace,
+    /// cgroups, launcher namespaces, Landlock, seccomp, the interpreter waiting for its
+    /// request) and runs exactly one code. Sessions keep their own long-lived process. Only
+    /// the `local` tier, with a fresh workspace per run.
+    pub fn start_prestart(&mut self, config: PrestartConfig) -> Result<(), NoPrestart> {
+        if config.size == 0 {
+            return Err(NoPrestart::Off);
+        }
+        if self.tier != Tier::Local {
+            return Err(NoPrestart::Tier);
+        }
+        if self.working_directory.is_some() {
+            return Err(NoPrestart::WorkingDirectory);
+        }
+        let write_roots = self
+            .policy
+            .as_ref()
+            .and_then(|p| p.filesystem_write_roots.as_ref());
+        if write_roots.is_some_and(|roots| !roots.is_empty()) {
+            return Err(NoPrestart::WriteRoots);
+        }
+        if !self.interpreter.inner.local.start_prestart(config) {
+            return Err(NoPrestart::Thread);
+        }
+        self.prestart = true;
+        Ok(())
+    }
+
+    /// The pre-start pool's counters (`None`: no pool).
+    pub fn prestart_stats(&self) -> Option<PrestartStats> {
+        self.prestart
+            .then(|| self.interpreter.inner.local.prestart_stats())
+            .flatten()
+    }
+
     /// Write one audit record per run (and per session call) to `sink` ([`super::audit`]).
     #[must_use]
     pub fn with_audit(mut self, sink: Arc<dyn AuditSink>) -> Self {
@@ -285,6 +343,7 @@ impl Environment {
             std::thread::spawn(move || sweep::sweep(&root));
         });
         let job = Job {
+            prestart: self.prestart,
             code,
             allowed: self.allowed.as_deref(),
             policy: self.policy.as_ref(),

@@ -3,19 +3,21 @@
 //! refused); `local_unsafe` runs it with the host's environment and no restriction, but still
 //! as PID 1 of its own PID namespace so that a timeout kills the whole tree.
 //!
-//! Order: plan (refusals) → packages → workspace and snapshot → spawn ([`spawn::spawn_spec`])
-//! → supervise ([`super::process`]) → artifacts (new or changed files, successful runs only)
-//! → clean-up (a fresh workspace without artifacts is removed).
+//! Order: plan (refusals) → packages → a pre-started process with its own fresh workspace
+//! (servers' pool, [`LocalTier::pooled`]), else workspace and snapshot → start
+//! ([`LocalTier::launch`]: the backend's `Factory::start`, the one implementation of the
+//! controls, with the bootstrap as its [`Program::Code`]) → supervise ([`super::process`]) →
+//! artifacts (new or changed files, successful runs only) → clean-up (a fresh workspace
+//! without artifacts is removed).
 
-mod ownership;
 pub(crate) mod persistent;
-pub(crate) mod spawn;
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
+use apizr_ir::Digest;
 use apizr_ir::policy::{FilesystemMode, NetworkMode, PolicyV1, Resources, SubprocessMode};
 
 use super::artifacts::{self, Caps, Snapshot};
@@ -29,18 +31,20 @@ use super::process;
 use super::result::{Artifact, ExecutionResult};
 use super::session::sweep;
 use super::tier::Tier;
-use crate::local::cgroup::{CallCgroups, Limits};
-use crate::local::enforcement::{self, ControlReport, EnforcementPlan, IdentityPlan, ViewPlan};
-use crate::local::host::{HostCapabilities, LazyHost};
-use crate::local::identity::{self, IdRange};
-use crate::local::launch::SANDBOX_CWD;
+use crate::local::config::RuntimeConfig;
+use crate::local::enforcement::{self, ControlReport, EnforcementPlan};
+use crate::local::host::HostCapabilities;
+use crate::local::prestart::{ColdReason, Key, Pool, PrestartConfig, PrestartStats, ProcessSource};
+use crate::local::process::{Factory, WorkerProcess};
+use crate::local::program::{CodeProgram, CodeWorkspace, Program};
 use crate::local::runtime::LauncherLocation;
 use crate::local::seccomp;
-use crate::local::spawn::{LocalSpawner, ProcessSpawner, SpawnSpec};
-use crate::local::workdir::WorkDir;
+use crate::local::spawn::LocalSpawner;
 
 /// One execution request, as every tier receives it.
 pub(crate) struct Job<'a> {
+    /// `local`: take a pre-started process when the tier's pool has one (servers).
+    pub prestart: bool,
     pub code: &'a str,
     pub allowed: Option<&'a [String]>,
     pub policy: Option<&'a CapabilityPolicy>,
@@ -53,41 +57,56 @@ pub(crate) struct Job<'a> {
 /// The default timeout of a local run without a policy (mellea's).
 pub const LOCAL_DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
 
-/// The local tiers' shared state: the host probe, the seccomp programs, the interpreter.
+/// The local tiers' shared state: the backend's process factory (host probe, identities,
+/// spawner), the seccomp programs, the interpreter's version, and servers' pre-start pool.
 #[derive(Debug)]
 pub(crate) struct LocalTier {
-    temp_root: PathBuf,
-    host: LazyHost,
-    spawner: Arc<dyn ProcessSpawner>,
+    /// The one implementation of every control a process starts under (the v1 worker's too).
+    factory: Arc<Factory>,
     seccomp: OnceLock<Option<Vec<Vec<u8>>>>,
     version: OnceLock<Option<String>>,
-    /// Per-call ids on a root host (`APIZR_ID_RANGE`, else the default range).
-    ids: Result<IdRange, String>,
+    /// Pre-started `local` processes (servers; see [`LocalTier::start_prestart`]).
+    prestart: OnceLock<Pool>,
 }
 
 impl LocalTier {
     pub fn new(python: PathBuf, launcher: &LauncherLocation, temp_root: PathBuf) -> Self {
-        let launcher = match launcher {
-            LauncherLocation::None => None,
-            LauncherLocation::CurrentExe => std::env::current_exe().ok(),
-            LauncherLocation::Binary(path) => Some(path.clone()),
+        let config = RuntimeConfig {
+            python,
+            launcher: launcher.clone(),
+            temp_root,
+            ids: None,
         };
         LocalTier {
-            temp_root,
-            host: LazyHost::new(python, launcher),
-            spawner: Arc::new(LocalSpawner),
+            factory: Arc::new(Factory::new(config, Arc::new(LocalSpawner))),
             seccomp: OnceLock::new(),
             version: OnceLock::new(),
-            ids: IdRange::from_env(),
+            prestart: OnceLock::new(),
         }
     }
 
-    pub(crate) fn spawner(&self) -> &dyn ProcessSpawner {
-        self.spawner.as_ref()
+    /// Keep `config.size` processes of each (policy, tier) pre-started for one-shot `local`
+    /// runs (the v1 pool's implementation, [`Program::Code`]); the first run of a policy goes
+    /// cold and registers it. False when the keeper thread could not start.
+    pub fn start_prestart(&self, config: PrestartConfig) -> bool {
+        if self.prestart.get().is_some() {
+            return true;
+        }
+        match Pool::start(self.factory.clone(), config) {
+            Ok(pool) => self.prestart.set(pool).is_ok() || self.prestart.get().is_some(),
+            Err(e) => {
+                eprintln!("apizr: interpreter pre-start pool not started: {e}");
+                false
+            }
+        }
+    }
+
+    pub fn prestart_stats(&self) -> Option<PrestartStats> {
+        self.prestart.get().map(Pool::stats)
     }
 
     pub(crate) fn temp_root(&self) -> &Path {
-        &self.temp_root
+        &self.factory.config.temp_root
     }
 
     /// What `tier` enforces on this host: the backend's plan for the strictest policy,
@@ -98,32 +117,25 @@ impl LocalTier {
             Some(&CapabilityPolicy::strict()),
             LOCAL_DEFAULT_TIMEOUT,
         );
-        let host = self.host.for_policy(&strict);
+        let host = self.factory.host.for_policy(&strict);
         let plan = plan_for(tier, &strict, &host);
         measure(tier, &plan, &host)
     }
 
     pub fn run(&self, tier: Tier, job: &Job<'_>) -> ExecutionResult {
         let Setup {
-            ctx,
+            mut ctx,
             plan,
             v1,
             host,
-            python,
             site_dirs,
             seccomp,
             timeout,
+            ..
         } = match self.setup(tier, job) {
             Ok(s) => s,
             Err(result) => return *result,
         };
-        let workspace = match Workspace::prepare(&self.temp_root, job.working_directory) {
-            Ok(w) => w,
-            Err(e) => {
-                return outcome::skipped(ctx, format!("Execution could not start: workspace: {e}"));
-            }
-        };
-        let before = Snapshot::take(&workspace.path);
         let request = BootRequest {
             code: job.code.to_string(),
             allowed: job.allowed.map(<[String]>::to_vec),
@@ -131,45 +143,58 @@ impl LocalTier {
             site_dirs,
             ..BootRequest::default()
         };
-        let launched = self.launch(
-            tier,
-            job.policy,
-            &plan,
-            &v1,
-            &host,
-            &python,
-            &workspace.path,
+        // A pre-started process (its own fresh workspace), else one started for this run.
+        let (process, workspace, before) = match self.pooled(tier, job, &v1, &plan, &host) {
+            Ok(process) => {
+                ctx.enforcement.process = Some(ProcessSource::Prestarted);
+                let path = process.workspace.as_ref().map(|w| w.path.clone());
+                let workspace = Workspace {
+                    path: path.unwrap_or_default(),
+                    fresh: true,
+                };
+                let before = Snapshot::take(&workspace.path);
+                (process, workspace, before)
+            }
+            Err(reason) => {
+                ctx.enforcement.process = Some(ProcessSource::Cold);
+                ctx.enforcement.cold_reason = reason;
+                let workspace = match Workspace::prepare(self.temp_root(), job.working_directory) {
+                    Ok(w) => w,
+                    Err(e) => {
+                        return outcome::skipped(
+                            ctx,
+                            format!("Execution could not start: workspace: {e}"),
+                        );
+                    }
+                };
+                let before = Snapshot::take(&workspace.path);
+                match self.launch(tier, job.policy, &plan, &v1, &host, &workspace.path) {
+                    Ok(process) => (process, workspace, before),
+                    Err(message) => {
+                        workspace.discard();
+                        return outcome::skipped(ctx, message);
+                    }
+                }
+            }
+        };
+        let (started, held, _) = process.split();
+        let finished = process::supervise(
+            started.into_child(),
+            request.frame(),
+            job.started + timeout,
+            keeps(job.policy),
         );
-        let started = launched.and_then(|(spec, held)| {
-            let finished = process::supervise(
-                self.spawner.as_ref(),
-                &spec,
-                request.frame(),
-                job.started + timeout,
-                keeps(job.policy),
-            );
-            let oom_killed = held.oom_killed();
-            let cleanup = held.release();
-            match finished.spawn_error {
-                Some(error) => Err(format!("Execution could not start: {error}")),
-                None => Ok(Produced {
-                    stdout: finished.stdout,
-                    stderr: finished.stderr,
-                    exit_code: finished.exit_code,
-                    exit_signal: finished.signal,
-                    oom_killed,
-                    timed_out: finished.timed_out,
-                    cleanup,
-                    ..Produced::default()
-                }),
-            }
-        });
-        let mut produced = match started {
-            Ok(p) => p,
-            Err(message) => {
-                workspace.discard();
-                return outcome::skipped(ctx, message);
-            }
+        let oom_killed = held.oom_killed();
+        let cleanup = held.release();
+        let mut produced = Produced {
+            stdout: finished.stdout,
+            stderr: finished.stderr,
+            exit_code: finished.exit_code,
+            exit_signal: finished.signal,
+            oom_killed,
+            timed_out: finished.timed_out,
+            cleanup,
+            ..Produced::default()
         };
         if !produced.timed_out && produced.exit_code == Some(0) {
             let (found, truncated) = new_artifacts(&before, &workspace.path, job.policy);
@@ -180,6 +205,42 @@ impl LocalTier {
             !produced.artifacts.is_empty() && produced.exit_code == Some(0) && !produced.timed_out;
         produced.working_directory = workspace.finish(keep, &mut produced.artifacts);
         outcome::finish(ctx, produced)
+    }
+
+    /// A pre-started process for a one-shot `local` run in a fresh workspace, or why the run
+    /// goes cold (`None`: this interpreter keeps no pool, or the run cannot use one).
+    fn pooled(
+        &self,
+        tier: Tier,
+        job: &Job<'_>,
+        v1: &PolicyV1,
+        plan: &EnforcementPlan,
+        host: &HostCapabilities,
+    ) -> Result<WorkerProcess, Option<ColdReason>> {
+        let Some(pool) = self.prestart.get() else {
+            return Err(None);
+        };
+        if !job.prestart || tier != Tier::Local || job.working_directory.is_some() {
+            return Err(None);
+        }
+        let program = Bootstrap {
+            tier,
+            policy: job.policy.cloned(),
+            workspace: None,
+            temp_root: self.temp_root().to_path_buf(),
+        };
+        let key = program.key().ok_or(Some(ColdReason::NoKey))?;
+        let program = Program::Code(Arc::new(program));
+        let process = pool
+            .take_program(key, v1, &program, plan, host)
+            .map_err(Some)?;
+        if process.workspace.as_ref().is_some_and(|w| w.fresh) {
+            Ok(process)
+        } else {
+            // Never reached (the key's program makes a fresh workspace): refuse to guess.
+            let _ = process.discard();
+            Err(Some(ColdReason::NoKey))
+        }
     }
 
     /// Everything decided before a process starts: the plan, refusals, packages, seccomp.
@@ -193,7 +254,7 @@ impl LocalTier {
             .policy
             .map_or(LOCAL_DEFAULT_TIMEOUT, CapabilityPolicy::timeout_duration);
         let v1 = v1_policy(tier, job.policy, timeout);
-        let host = self.host.for_policy(&v1);
+        let host = self.factory.host.for_policy(&v1);
         let plan = plan_for(tier, &v1, &host);
         let support = measure(tier, &plan, &host);
         let mut report = EnforcementReport::assess(&support, job.policy);
@@ -271,16 +332,15 @@ impl LocalTier {
             plan,
             v1,
             host,
-            python,
             site_dirs,
             seccomp,
             timeout,
         })
     }
 
-    /// The process's spawn spec and what it holds (identity, cgroups, the backend's working
-    /// directory, the lent workspace) until [`Held::release`].
-    #[allow(clippy::too_many_arguments)]
+    /// Start the run's process in `workspace` through the backend's one implementation of
+    /// the controls ([`Factory::start`]): identity, working directory, the workspace and write
+    /// roots lent to the run's uid, cgroups, the launcher.
     pub(crate) fn launch(
         &self,
         tier: Tier,
@@ -288,100 +348,17 @@ impl LocalTier {
         plan: &EnforcementPlan,
         v1: &PolicyV1,
         host: &HostCapabilities,
-        python: &Path,
         workspace: &Path,
-    ) -> Result<(SpawnSpec, Held), String> {
-        let fail = |what: &str, e: &dyn std::fmt::Display| {
-            format!("Execution could not start: {what}: {e}")
-        };
-        // The run's identity is held (a kernel lock) until every process of the run is gone.
-        let call_id = if plan.identity == IdentityPlan::PerCallIds {
-            let range = self.ids.clone().map_err(|e| fail("identity", &e))?;
-            Some(identity::allocate(range).map_err(|e| fail("identity", &e))?)
-        } else {
-            None
-        };
-        let uid = call_id.as_ref().map(|id| id.uid);
-        let workdir =
-            WorkDir::create(&self.temp_root).map_err(|e| fail("working directory", &e))?;
-        let sandbox = plan.view == Some(ViewPlan::Sandbox);
-        let mut held = Held {
-            call_id,
-            uid,
-            workdir: Some(workdir),
-            cgroups: None,
-            lent: Vec::new(),
-        };
-        let fail_held = |held: Held, message: String| {
-            let cleanup = held.release();
-            if cleanup.is_empty() {
-                message
-            } else {
-                format!("{message}; {}", cleanup.join("; "))
-            }
-        };
-        if let (Some(uid), false, Some(workdir)) = (uid, sandbox, held.workdir.as_ref())
-            && let Err(e) = workdir.chown(uid, uid)
-        {
-            return Err(fail_held(held, fail("working directory", &e)));
-        }
-        let mut read_write = vec![workspace.to_path_buf()];
-        read_write.extend(
-            policy
-                .and_then(|p| p.filesystem_write_roots.clone())
-                .unwrap_or_default(),
-        );
-        // Lent to the run's uid for the run (the workspace, and the write roots).
-        if let Some(uid) = uid {
-            for dir in &read_write {
-                match ownership::lend(dir, uid) {
-                    Ok(l) => held.lent.push(l),
-                    Err(e) => return Err(fail_held(held, fail("workspace", &e))),
-                }
-            }
-        }
-        if plan.pids.is_some() || plan.memory.is_some() {
-            let limits = Limits {
-                pids: plan.pids.map(|p| p.saturating_add(1)),
-                memory: plan.memory,
-            };
-            let (pids, memory) = (host.pids_hierarchy(), host.memory_hierarchy());
-            match CallCgroups::create(pids.as_ref(), memory.as_ref(), limits) {
-                Ok(groups) => held.cgroups = Some(groups),
-                Err(e) => return Err(fail_held(held, fail("cgroup", &e))),
-            }
-        }
-        let Some(workdir) = held.workdir.as_ref() else {
-            return Err(fail_held(held, fail("working directory", &"missing")));
-        };
-        let tmp = if sandbox {
-            PathBuf::from(SANDBOX_CWD)
-        } else {
-            workdir.tmp()
-        };
-        let spec = spawn::spawn_spec(
-            plan,
-            spawn::Inputs {
-                python: python.to_path_buf(),
-                args: bootstrap::python_args(),
-                host,
-                workdir,
-                uid,
-                cgroup_procs: held
-                    .cgroups
-                    .as_ref()
-                    .map(CallCgroups::procs_files)
-                    .unwrap_or_default(),
-                read_roots: &v1.filesystem.read_roots,
-                read_write: &read_write,
-                cwd: workspace.to_path_buf(),
-                env: environment(tier, policy, workspace, &tmp),
-            },
-        );
-        match spec {
-            Ok(spec) => Ok((spec, held)),
-            Err(e) => Err(fail_held(held, fail("launch", &e))),
-        }
+    ) -> Result<WorkerProcess, String> {
+        let program = Program::Code(Arc::new(Bootstrap {
+            tier,
+            policy: policy.cloned(),
+            workspace: Some(workspace.to_path_buf()),
+            temp_root: self.temp_root().to_path_buf(),
+        }));
+        self.factory
+            .start(v1, plan, host, &program)
+            .map_err(|e| format!("Execution could not start: {e}"))
     }
 
     /// `major.minor` of the interpreter, asked once.
@@ -410,48 +387,63 @@ pub(crate) struct Setup<'a> {
     pub plan: EnforcementPlan,
     pub v1: PolicyV1,
     pub host: HostCapabilities,
-    pub python: PathBuf,
     pub site_dirs: Vec<String>,
     pub seccomp: Option<Vec<Vec<u8>>>,
     pub timeout: Duration,
 }
 
-/// What a started process holds on the host until every process of it is gone.
-pub(crate) struct Held {
-    call_id: Option<identity::CallId>,
-    pub uid: Option<u32>,
-    workdir: Option<WorkDir>,
-    cgroups: Option<CallCgroups>,
-    lent: Vec<ownership::Lent>,
+/// The `local` tiers' program: the bootstrap under the interpreter, in the run's workspace
+/// (the caller's, or a fresh private one per process), with the tier's environment.
+#[derive(Debug)]
+struct Bootstrap {
+    tier: Tier,
+    policy: Option<CapabilityPolicy>,
+    /// `None`: a fresh private workspace for each process (named for the crash sweep).
+    workspace: Option<PathBuf>,
+    temp_root: PathBuf,
 }
 
-impl Held {
-    /// Whether the run's memory cgroup recorded an OOM kill (read before [`Held::release`]).
-    pub fn oom_killed(&self) -> bool {
-        self.cgroups.as_ref().is_some_and(CallCgroups::memory_hit)
+impl Bootstrap {
+    /// The pool key of its processes: (the tier and canonical policy, the bootstrap).
+    fn key(&self) -> Option<Key> {
+        let policy = apizr_ir::json::canonical_bytes(&self.policy).ok()?;
+        let mut setting = self.tier.name().as_bytes().to_vec();
+        setting.push(0);
+        setting.extend(policy);
+        Some((
+            Digest::sha256(&setting),
+            Digest::sha256(bootstrap::BOOTSTRAP_SOURCE.as_bytes()),
+        ))
+    }
+}
+
+impl CodeProgram for Bootstrap {
+    fn args(&self) -> Vec<String> {
+        bootstrap::python_args()
     }
 
-    /// Destroy the cgroups, remove the backend's directory, give the workspace back, free
-    /// the identity. Returns what could not be cleaned up.
-    pub fn release(mut self) -> Vec<String> {
-        let mut cleanup = Vec::new();
-        if let Some(groups) = self.cgroups.take()
-            && let Err(failed) = groups.destroy()
-        {
-            cleanup.extend(failed);
+    fn workspace(&self) -> std::io::Result<CodeWorkspace> {
+        match &self.workspace {
+            Some(path) => Ok(CodeWorkspace {
+                path: path.clone(),
+                fresh: false,
+            }),
+            None => Ok(CodeWorkspace {
+                path: artifacts::private_dir(&self.temp_root, &sweep::run_prefix())?,
+                fresh: true,
+            }),
         }
-        if let Some(workdir) = self.workdir.take()
-            && let Err(e) = workdir.remove()
-        {
-            cleanup.push(format!("working directory: {e}"));
-        }
-        for l in std::mem::take(&mut self.lent) {
-            if let Err(e) = l.give_back() {
-                cleanup.push(e);
-            }
-        }
-        drop(self.call_id.take());
-        cleanup
+    }
+
+    fn write_roots(&self) -> Vec<PathBuf> {
+        self.policy
+            .as_ref()
+            .and_then(|p| p.filesystem_write_roots.clone())
+            .unwrap_or_default()
+    }
+
+    fn environment(&self, workspace: &Path, scratch: &Path) -> Vec<(OsString, OsString)> {
+        environment(self.tier, self.policy.as_ref(), workspace, scratch)
     }
 }
 

@@ -1,15 +1,15 @@
 //! Supervision of one local interpreter process: write the request, capture both streams
 //! (bounded), enforce the deadline, kill the whole tree, reap.
 //!
-//! The process is started through the local backend's [`ProcessSpawner`] seam (piped stdio,
-//! its own process group). At the deadline, and again when it exits, the group is killed with
+//! The process is started by the local backend's `Factory::start` (piped stdio, its own
+//! process group). At the deadline, and again when it exits, the group is killed with
 //! SIGKILL; with the launcher, the interpreter is PID 1 of its own PID namespace, so every
 //! descendant — detached, re-grouped or daemonized — dies with it. Output written before the
 //! deadline is kept.
 
 use std::io::Write;
 use std::os::unix::process::ExitStatusExt;
-use std::process::ExitStatus;
+use std::process::{Child, ExitStatus};
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::thread;
 use std::time::{Duration, Instant};
@@ -18,7 +18,6 @@ use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
 
 use super::capture::{self, Captured};
-use crate::local::spawn::{ProcessSpawner, SpawnSpec};
 
 /// How a supervised run ended.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -33,8 +32,6 @@ pub struct Finished {
     /// `sys.exit(137)` is indistinguishable from SIGKILL here.
     pub signal: Option<i32>,
     pub timed_out: bool,
-    /// Why the process could not be started.
-    pub spawn_error: Option<String>,
     pub elapsed: Duration,
 }
 
@@ -44,26 +41,16 @@ enum Event {
     Exited(Option<ExitStatus>),
 }
 
-/// Run `spec` with `input` on its stdin until it exits or `deadline`; keep `keep.0` / `keep.1`
-/// bytes of stdout / stderr.
+/// Supervise `child` (started through the local backend's one implementation of the
+/// controls, cold or pre-started): write `input` to its stdin, run it until it exits or
+/// `deadline`; keep `keep.0` / `keep.1` bytes of stdout / stderr.
 pub fn supervise(
-    spawner: &dyn ProcessSpawner,
-    spec: &SpawnSpec,
+    mut child: Child,
     input: Vec<u8>,
     deadline: Instant,
     keep: (u64, u64),
 ) -> Finished {
     let started = Instant::now();
-    let mut child = match spawner.spawn(spec) {
-        Ok(child) => child,
-        Err(e) => {
-            return Finished {
-                spawn_error: Some(format!("cannot start {}: {e}", spec.program.display())),
-                elapsed: started.elapsed(),
-                ..Finished::default()
-            };
-        }
-    };
     let pgid = i32::try_from(child.id()).ok().map(Pid::from_raw);
     let (tx, rx) = mpsc::channel::<Event>();
     let writer = child.stdin.take().map(|mut stdin| {

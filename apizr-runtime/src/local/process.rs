@@ -9,6 +9,7 @@
 //! Each process serves one call and exits.
 
 use std::ffi::OsString;
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -19,8 +20,10 @@ use crate::local::enforcement::{EnforcementPlan, IdentityPlan, ViewPlan};
 use crate::local::host::{HostCapabilities, LazyHost};
 use crate::local::identity::{self, CallId, IdRange};
 use crate::local::launch::{LaunchInputs, SANDBOX_CWD, spawn_spec};
+use crate::local::ownership::{self, Lent};
+use crate::local::program::{CodeWorkspace, Program};
 use crate::local::runtime::{LauncherLocation, RuntimeConfig};
-use crate::local::spawn::ProcessSpawner;
+use crate::local::spawn::{ProcessSpawner, SpawnSpec};
 use crate::local::supervisor::{self, Started};
 use crate::local::workdir::WorkDir;
 use crate::protocol::encode_frame;
@@ -51,6 +54,59 @@ pub(crate) struct WorkerProcess {
     pub call_id: Option<CallId>,
     /// The launcher applies the controls (false: the interpreter runs directly).
     pub through_launcher: bool,
+    /// A code program's workspace and write roots, lent to the per-call uid for the call.
+    pub lent: Vec<Lent>,
+    /// A code program's workspace (`None`: the v1 worker, which has none).
+    pub workspace: Option<CodeWorkspace>,
+}
+
+/// What a started process holds on the host until every process of it is gone (a code
+/// program supervises its process itself, then releases these).
+#[derive(Debug)]
+pub(crate) struct Held {
+    workdir: Option<WorkDir>,
+    cgroups: Option<CallCgroups>,
+    call_id: Option<CallId>,
+    lent: Vec<Lent>,
+}
+
+impl Held {
+    pub fn uid(&self) -> Option<u32> {
+        self.call_id.as_ref().map(|id| id.uid)
+    }
+
+    /// Whether the memory cgroup recorded an OOM kill (read before [`Held::release`]).
+    #[cfg_attr(
+        not(feature = "interpreter"),
+        allow(dead_code, reason = "read only by the code interpreter")
+    )]
+    pub fn oom_killed(&self) -> bool {
+        self.cgroups.as_ref().is_some_and(CallCgroups::memory_hit)
+    }
+
+    /// Destroy the cgroups, remove the working directory, give the lent directories back,
+    /// free the identity (in that order: the uid is free only once nothing of it is left).
+    /// Returns what could not be cleaned up.
+    pub fn release(mut self) -> Vec<String> {
+        let mut failed = Vec::new();
+        if let Some(groups) = self.cgroups.take()
+            && let Err(e) = groups.destroy()
+        {
+            failed.extend(e);
+        }
+        if let Some(workdir) = self.workdir.take()
+            && let Err(e) = workdir.remove()
+        {
+            failed.push(format!("working directory: {e}"));
+        }
+        for lent in std::mem::take(&mut self.lent) {
+            if let Err(e) = lent.give_back() {
+                failed.push(e);
+            }
+        }
+        drop(self.call_id.take());
+        failed
+    }
 }
 
 /// Why no worker process could be started.
@@ -73,27 +129,37 @@ impl WorkerProcess {
         self.call_id.as_ref().map(|id| id.uid)
     }
 
-    /// Kill a worker that will never get a request and remove what it owned; the clean-up
-    /// failures (never reported as removed).
-    pub fn discard(self) -> Vec<String> {
+    /// The process (to hand its request), what it holds, and a code program's workspace.
+    pub fn split(self) -> (Started, Held, Option<CodeWorkspace>) {
         let WorkerProcess {
             started,
             workdir,
             cgroups,
             call_id,
+            lent,
+            workspace,
             ..
         } = self;
+        let held = Held {
+            workdir: Some(workdir),
+            cgroups,
+            call_id,
+            lent,
+        };
+        (started, held, workspace)
+    }
+
+    /// Kill a worker that will never get a request and remove what it owned; the clean-up
+    /// failures (never reported as removed).
+    pub fn discard(self) -> Vec<String> {
+        let (started, held, workspace) = self.split();
         started.end(END_GRACE);
-        let mut failed = Vec::new();
-        if let Some(groups) = cgroups
-            && let Err(e) = groups.destroy()
+        let mut failed = held.release();
+        if let Some(workspace) = workspace
+            && let Err(e) = workspace.discard()
         {
-            failed.extend(e);
+            failed.push(e);
         }
-        if let Err(e) = workdir.remove() {
-            failed.push(format!("working directory: {e}"));
-        }
-        drop(call_id);
         failed
     }
 }
@@ -113,13 +179,15 @@ impl Factory {
         }
     }
 
-    /// Start one worker for `policy` under `plan`: allocate its identity, create its working
-    /// directory and cgroups, spawn it through the launcher, and send it the compiled worker.
+    /// Start `program` for `policy` under `plan`: allocate its identity, create its working
+    /// directory (and a code program's workspace, lent to that identity) and cgroups, spawn
+    /// it through the launcher, and send the v1 worker its compiled source.
     pub fn start(
         &self,
         policy: &PolicyV1,
         plan: &EnforcementPlan,
         host: &HostCapabilities,
+        program: &Program,
     ) -> Result<WorkerProcess, StartError> {
         let python = host
             .python
@@ -133,15 +201,106 @@ impl Factory {
         } else {
             None
         };
-        let uid = call_id.as_ref().map(|id| id.uid);
         let workdir = WorkDir::create(&self.config.temp_root)
             .map_err(|e| StartError::Prepare(format!("working directory: {e}")))?;
+        let mut held = Held {
+            workdir: Some(workdir),
+            cgroups: None,
+            call_id,
+            lent: Vec::new(),
+        };
+        let mut workspace = None;
+        let result = self.prepare(policy, plan, host, program, &mut held, &mut workspace);
+        let fail = |held: Held, workspace: Option<CodeWorkspace>, e: StartError| {
+            let _ = held.release();
+            if let Some(w) = workspace {
+                let _ = w.discard();
+            }
+            Err(e)
+        };
+        let (spec, boot) = match result {
+            Ok(ready) => ready,
+            Err(e) => return fail(held, workspace, e),
+        };
+        match supervisor::start(self.spawner.as_ref(), &spec, boot) {
+            Ok(started) => {
+                let Held {
+                    workdir,
+                    cgroups,
+                    call_id,
+                    lent,
+                } = held;
+                let Some(workdir) = workdir else {
+                    started.end(END_GRACE);
+                    return Err(StartError::Prepare("working directory: missing".into()));
+                };
+                Ok(WorkerProcess {
+                    started,
+                    workdir,
+                    cgroups,
+                    call_id,
+                    through_launcher: spec.program != python,
+                    lent,
+                    workspace,
+                })
+            }
+            Err(e) => fail(held, workspace, StartError::Spawn(e.to_string())),
+        }
+    }
+
+    /// Everything between the identity and the spawn: the working directory's owner, a code
+    /// program's workspace (lent), the cgroups, the launch configuration and the boot frame.
+    fn prepare(
+        &self,
+        policy: &PolicyV1,
+        plan: &EnforcementPlan,
+        host: &HostCapabilities,
+        program: &Program,
+        held: &mut Held,
+        workspace: &mut Option<CodeWorkspace>,
+    ) -> Result<(SpawnSpec, Option<Vec<u8>>), StartError> {
+        let python = host
+            .python
+            .clone()
+            .ok_or_else(|| StartError::Prepare("no Python interpreter".into()))?;
+        let uid = held.uid();
+        let Some(workdir) = held.workdir.as_ref() else {
+            return Err(StartError::Prepare("working directory: missing".into()));
+        };
         if let (Some(uid), Some(ViewPlan::Host)) = (uid, plan.view) {
             workdir
                 .chown(uid, uid)
                 .map_err(|e| StartError::Prepare(format!("working directory: chown: {e}")))?;
         }
-        let cgroups = if plan.pids.is_some() || plan.memory.is_some() {
+        let sandbox = plan.view == Some(ViewPlan::Sandbox);
+        // A code program: its workspace and write roots, bound read-write and lent to the uid.
+        let mut read_write = Vec::new();
+        let code = match program {
+            Program::Worker => None,
+            Program::Code(code) => {
+                let made = code
+                    .workspace()
+                    .map_err(|e| StartError::Prepare(format!("workspace: {e}")))?;
+                read_write.push(made.path.clone());
+                read_write.extend(code.write_roots());
+                let cwd = made.path.clone();
+                *workspace = Some(made);
+                if let Some(uid) = uid {
+                    for dir in &read_write {
+                        let lent = ownership::lend(dir, uid)
+                            .map_err(|e| StartError::Prepare(format!("workspace: {e}")))?;
+                        held.lent.push(lent);
+                    }
+                }
+                let scratch = if sandbox {
+                    PathBuf::from(SANDBOX_CWD)
+                } else {
+                    workdir.tmp()
+                };
+                Some((code.args(), code.environment(&cwd, &scratch), cwd))
+            }
+        };
+        if plan.pids.is_some() || plan.memory.is_some() {
             let limits = Limits {
                 pids: plan.pids.map(|p| p.saturating_add(1)),
                 memory: plan.memory,
@@ -158,57 +317,39 @@ impl Factory {
                         why: e.to_string(),
                     }
                 })?;
-            Some(groups)
-        } else {
-            None
+            held.cgroups = Some(groups);
+        }
+        let compiled = match program {
+            Program::Worker => self.host.compiled_worker(),
+            Program::Code(_) => None,
         };
-        let compiled = self.host.compiled_worker();
+        let cgroup_procs = held
+            .cgroups
+            .as_ref()
+            .map(CallCgroups::procs_files)
+            .unwrap_or_default();
+        let (args, env, cwd) = match code {
+            Some((args, env, cwd)) => (Some(args), env, Some(cwd)),
+            None => (None, environment(policy, plan), None),
+        };
         let spec = spawn_spec(
             plan,
             LaunchInputs {
-                python: python.clone(),
+                python,
                 host,
-                workdir: &workdir,
-                uid,
-                cgroup_procs: cgroups
-                    .as_ref()
-                    .map(CallCgroups::procs_files)
-                    .unwrap_or_default(),
-                read_roots: &policy.filesystem.read_roots,
-                env: environment(policy, plan),
-                compiled: compiled.is_some(),
-                args: None,
-                read_write: &[],
-                cwd: None,
-            },
-        );
-        let cleanup = |cgroups: Option<CallCgroups>, workdir: WorkDir| {
-            if let Some(groups) = cgroups {
-                let _ = groups.destroy();
-            }
-            let _ = workdir.remove();
-        };
-        let spec = match spec {
-            Ok(spec) => spec,
-            Err(e) => {
-                cleanup(cgroups, workdir);
-                return Err(StartError::Prepare(format!("launch configuration: {e}")));
-            }
-        };
-        let boot = compiled.map(|code| encode_frame(&code));
-        match supervisor::start(self.spawner.as_ref(), &spec, boot) {
-            Ok(started) => Ok(WorkerProcess {
-                started,
                 workdir,
-                cgroups,
-                call_id,
-                through_launcher: spec.program != python,
-            }),
-            Err(e) => {
-                cleanup(cgroups, workdir);
-                Err(StartError::Spawn(e.to_string()))
-            }
-        }
+                uid,
+                cgroup_procs,
+                read_roots: &policy.filesystem.read_roots,
+                env,
+                compiled: compiled.is_some(),
+                args,
+                read_write: &read_write,
+                cwd,
+            },
+        )
+        .map_err(|e| StartError::Prepare(format!("launch configuration: {e}")))?;
+        Ok((spec, compiled.map(|code| encode_frame(&code))))
     }
 }
 

@@ -24,6 +24,7 @@ use crate::local::enforcement::{self, EnforcementPlan};
 use crate::local::host::HostCapabilities;
 use crate::local::prestart::{Pool, PrestartConfig, PrestartStats, ProcessSource};
 use crate::local::process::{Factory, StartError, WorkerProcess};
+use crate::local::program::Program;
 use crate::local::spawn::{LocalSpawner, ProcessSpawner};
 use crate::local::supervisor::{describe_exit, supervise_to_frame};
 use crate::local::workdir;
@@ -288,7 +289,9 @@ impl LocalRuntime {
                 Err(reason) => report.cold_reason = Some(reason),
             }
         }
-        let process = self.factory.start(&call.policy, plan, host)?;
+        let process = self
+            .factory
+            .start(&call.policy, plan, host, &Program::Worker)?;
         report.process = Some(ProcessSource::Cold);
         Ok(process)
     }
@@ -313,6 +316,7 @@ impl LocalRuntime {
             cgroups,
             call_id,
             through_launcher,
+            ..
         } = process;
         let (outcome, tail) = supervise_to_frame(
             started,

@@ -108,6 +108,17 @@ impl Started {
         }
     }
 
+    /// The child with its stdin back, for a program that supervises its own protocol (the
+    /// code interpreter's): the boot frame, if any, is written first.
+    pub fn into_child(mut self) -> Child {
+        let stdin = match std::mem::replace(&mut self.stdin, Stdin::Ready(None)) {
+            Stdin::Ready(pipe) => pipe,
+            Stdin::Booting(handle) => handle.join().ok().flatten(),
+        };
+        self.child.stdin = stdin;
+        self.child
+    }
+
     /// Whether the process has already exited (a pre-started worker must not have).
     pub fn exited(&mut self) -> bool {
         !matches!(self.child.try_wait(), Ok(None))

@@ -364,6 +364,61 @@ pub fn render_v1_pool(out: &mut String, stats: &crate::local::prestart::Prestart
     family(out, "v1_pool", &counters, true);
 }
 
+/// `apizr serve interpreter --http`'s pre-started `local` processes (one-shot runs).
+pub fn render_interpreter_pool(out: &mut String, stats: &crate::local::prestart::PrestartStats) {
+    let gauges = [
+        (
+            "size",
+            "Pre-started processes the pool keeps ready per policy.",
+            stats.size as u64,
+        ),
+        (
+            "ready",
+            "Pre-started processes waiting for a run.",
+            stats.ready as u64,
+        ),
+        (
+            "starting",
+            "Processes being started.",
+            stats.starting as u64,
+        ),
+    ];
+    family(out, "interpreter_pool", &gauges, false);
+    let counters = [
+        (
+            "hits",
+            "One-shot runs served by a pre-started process.",
+            stats.hits,
+        ),
+        (
+            "misses",
+            "One-shot runs that found no usable pre-started process (cold start).",
+            stats.misses,
+        ),
+        (
+            "refills",
+            "Processes pre-started and added to the pool.",
+            stats.refills,
+        ),
+        (
+            "discarded",
+            "Pre-started processes removed unused (idle too long, exited, host facts changed, shutdown).",
+            stats.discarded,
+        ),
+        (
+            "refill_failures",
+            "Processes that could not be pre-started.",
+            stats.refill_failures,
+        ),
+        (
+            "anomalies",
+            "Pre-started processes found exited before their run.",
+            stats.anomalies,
+        ),
+    ];
+    family(out, "interpreter_pool", &counters, true);
+}
+
 /// The series of v1 calls answered on their response frame, whose process's exit and
 /// clean-up followed the answer (`local::after`).
 pub fn render_v1_after_answer(out: &mut String, stats: &crate::local::after::AfterAnswerStats) {

@@ -8,8 +8,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use apizr_runtime::LauncherLocation;
 use apizr_runtime::interpreter::{
     CapabilityPolicy, Environment, EnvironmentOptions, ExecutionResult, Interpreter,
-    InterpreterConfig,
+    InterpreterConfig, NoPrestart,
 };
+use apizr_runtime::local::prestart::PrestartConfig;
 
 static SEQ: AtomicU64 = AtomicU64::new(0);
 
@@ -47,8 +48,20 @@ impl Scope {
         Interpreter::new(self.config())
     }
 
+    /// An environment of `tier`. In the pool pass (`APIZR_TEST_V1_PRESTART=1`, CI's second
+    /// run of the hostile suites) a `local` environment without a working directory takes
+    /// every one-shot run from the pre-start pool (waiting for a process rather than going
+    /// cold), so the attacks are run against pre-started processes.
     pub fn env(&self, tier: &str, options: EnvironmentOptions) -> Environment {
-        self.interpreter().environment(tier, options).unwrap()
+        let mut env = self.interpreter().environment(tier, options).unwrap();
+        if pool_pass() && tier == "local" && env.working_directory().is_none() {
+            // Write roots are lent to one run's uid at a time: such runs stay cold.
+            match env.start_prestart(waiting_pool()) {
+                Ok(()) | Err(NoPrestart::WriteRoots) => {}
+                Err(e) => panic!("the pool did not start: {e}"),
+            }
+        }
+        env
     }
 
     /// Nothing of a run is left in the temp root.
@@ -64,6 +77,31 @@ impl Drop for Scope {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.root);
     }
+}
+
+/// CI's pool pass of the hostile suites.
+pub fn pool_pass() -> bool {
+    std::env::var_os("APIZR_TEST_V1_PRESTART").is_some_and(|v| v == "1")
+}
+
+/// A pool whose runs wait for a pre-started process instead of going cold (tests).
+pub fn waiting_pool() -> PrestartConfig {
+    PrestartConfig {
+        wait: Some(std::time::Duration::from_secs(30)),
+        ..PrestartConfig::with_size(1)
+    }
+}
+
+/// `r` ran in the process the pass promises: pre-started in the pool pass, else cold.
+pub fn assert_process(r: &ExecutionResult) {
+    assert_process_is(r, pool_pass());
+}
+
+/// `r` ran in a pre-started process (`pooled`), else in a cold one.
+pub fn assert_process_is(r: &ExecutionResult, pooled: bool) {
+    let want = if pooled { "prestarted" } else { "cold" };
+    let report = serde_json::to_value(r.enforcement.as_ref().unwrap()).unwrap();
+    assert_eq!(report["process"], want, "{}", show(r));
 }
 
 pub fn with_policy(policy: CapabilityPolicy) -> EnvironmentOptions {

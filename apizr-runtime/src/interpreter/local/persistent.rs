@@ -16,11 +16,10 @@ use std::time::{Duration, Instant};
 use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
 
-use super::Held;
 use crate::interpreter::bootstrap::{self, SESSION_MARKER_LEN};
 use crate::interpreter::capture::Captured;
 use crate::interpreter::process::code_of;
-use crate::local::spawn::{ProcessSpawner, SpawnSpec};
+use crate::local::process::{Held, WorkerProcess};
 
 /// Bytes held back while looking for the marker line (`<marker>:<status>\n`).
 const HOLD_BACK: usize = SESSION_MARKER_LEN + 16;
@@ -54,14 +53,10 @@ pub(crate) struct CallOutput {
 }
 
 impl Persistent {
-    /// Start `spec` and send the set-up request (`frame`); `held` is released at the end (or
-    /// at once when the start fails).
-    pub fn start(
-        spawner: &dyn ProcessSpawner,
-        spec: &SpawnSpec,
-        frame: &[u8],
-        held: Held,
-    ) -> Result<Persistent, String> {
+    /// Take `process` (started by the local backend's `Factory::start` in the session's
+    /// workspace) and send it the set-up request (`frame`); what it holds is released at the
+    /// end (or at once when the set-up fails).
+    pub fn start(process: WorkerProcess, frame: &[u8]) -> Result<Persistent, String> {
         let fail = |message: String, held: Held| {
             let cleanup = held.release();
             if cleanup.is_empty() {
@@ -70,13 +65,8 @@ impl Persistent {
                 format!("{message}; {}", cleanup.join("; "))
             }
         };
-        let mut child = match spawner.spawn(spec) {
-            Ok(child) => child,
-            Err(e) => {
-                let message = format!("cannot start {}: {e}", spec.program.display());
-                return Err(fail(message, held));
-            }
-        };
+        let (started, held, _) = process.split();
+        let mut child = started.into_child();
         let pgid = i32::try_from(child.id()).ok().map(Pid::from_raw);
         let (tx, chunks) = mpsc::channel();
         let streams = (child.stdout.take(), child.stderr.take(), child.stdin.take());
@@ -108,7 +98,7 @@ impl Persistent {
 
     /// The uid the code runs as (a per-call identity on a root host).
     pub fn uid(&self) -> Option<u32> {
-        self.held.as_ref().and_then(|h| h.uid)
+        self.held.as_ref().and_then(|h| h.uid())
     }
 
     /// Run `code` until its end marker or `deadline`; keep `keep` bytes per stream.

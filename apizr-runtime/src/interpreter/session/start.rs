@@ -51,6 +51,7 @@ pub(super) fn start(
     let tier = environment.tier();
     let parts = environment.parts();
     let job = Job {
+        prestart: false,
         code: "",
         allowed: environment.allowed_imports(),
         policy: environment.policy(),
@@ -93,16 +94,16 @@ pub(super) fn start(
             &setup.plan,
             &setup.v1,
             &setup.host,
-            &setup.python,
             workspace,
         )
-        .and_then(|(spec, held)| {
-            Persistent::start(parts.local.spawner(), &spec, &request.frame(), held)
-        })
+        .and_then(|process| Persistent::start(process, &request.frame()))
         .map_err(SessionError::Start)?;
+    // A session keeps its own long-lived process, started for it (never from the pool).
+    let mut enforcement = setup.ctx.enforcement;
+    enforcement.process = Some(crate::local::prestart::ProcessSource::Cold);
     Ok(Started {
         process: Worker::Local(Box::new(process)),
-        enforcement: setup.ctx.enforcement,
+        enforcement,
         packages: setup.ctx.packages,
         timeout: setup.timeout,
     })

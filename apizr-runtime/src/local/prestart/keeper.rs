@@ -88,15 +88,19 @@ fn next_job(shared: &Shared, state: &mut State) -> Option<(Key, u64)> {
 fn start_one(shared: &Shared, key: Key, epoch: u64) {
     let inputs = {
         let state = shared.lock();
-        state
-            .slots
-            .get(&key)
-            .map(|s| (s.policy.clone(), s.plan.clone(), s.host.clone()))
+        state.slots.get(&key).map(|s| {
+            (
+                s.policy.clone(),
+                s.plan.clone(),
+                s.host.clone(),
+                s.program.clone(),
+            )
+        })
     };
-    let started = inputs.map(|(policy, plan, host)| {
+    let started = inputs.map(|(policy, plan, host, program)| {
         shared
             .factory
-            .start(&policy, &plan, &host)
+            .start(&policy, &plan, &host, &program)
             .map_err(|e| e.to_string())
             .and_then(|mut process| {
                 // Ready means the interpreter has read the whole worker.

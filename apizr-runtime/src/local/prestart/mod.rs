@@ -37,6 +37,7 @@ use serde::Serialize;
 use crate::local::enforcement::EnforcementPlan;
 use crate::local::host::HostCapabilities;
 use crate::local::process::{Factory, WorkerProcess};
+use crate::local::program::Program;
 use crate::request::CallRequest;
 
 /// Pre-started workers a server keeps per key (policy and source: one served module, whose
@@ -130,7 +131,9 @@ impl PrestartStats {
     }
 }
 
-type Key = (Digest, Digest);
+/// A pool key: (policy digest, digest of what runs — the served executable for the v1
+/// worker, the bootstrap and its settings for the code interpreter).
+pub(crate) type Key = (Digest, Digest);
 
 struct Idle {
     process: WorkerProcess,
@@ -141,6 +144,8 @@ struct Idle {
 /// One key's workers and what starting another needs.
 struct Slot {
     policy: PolicyV1,
+    /// What the key's processes run (the v1 worker, or the interpreter's bootstrap).
+    program: Program,
     plan: EnforcementPlan,
     host: HostCapabilities,
     ready: VecDeque<Idle>,
@@ -234,11 +239,24 @@ impl Pool {
         plan: &EnforcementPlan,
         host: &HostCapabilities,
     ) -> Result<WorkerProcess, ColdReason> {
-        let shared = &self.shared;
         let Ok(policy_digest) = call.policy.digest() else {
             return Err(ColdReason::NoKey);
         };
         let key = (policy_digest, call.executable.digest.clone());
+        self.take_program(key, &call.policy, &Program::Worker, plan, host)
+    }
+
+    /// A ready process of `program` for `key`, or why there is none; the same rules as
+    /// [`Pool::take`] (the code interpreter's `local` runs use it with their own key).
+    pub fn take_program(
+        &self,
+        key: Key,
+        policy: &PolicyV1,
+        program: &Program,
+        plan: &EnforcementPlan,
+        host: &HostCapabilities,
+    ) -> Result<WorkerProcess, ColdReason> {
+        let shared = &self.shared;
         let now = Instant::now();
         let wait_until = shared.config.wait.map(|w| now + w);
         let mut state = shared.lock();
@@ -246,7 +264,8 @@ impl Pool {
         let mut reason = ColdReason::Empty;
         loop {
             let slot = state.slots.entry(key.clone()).or_insert_with(|| Slot {
-                policy: call.policy.clone(),
+                policy: policy.clone(),
+                program: program.clone(),
                 plan: plan.clone(),
                 host: host.clone(),
                 ready: VecDeque::new(),

@@ -226,6 +226,19 @@ pub fn service_router<S>(
 where
     S: rmcp::ServerHandler + Send + 'static,
 {
+    service_router_with(factory, options, exact, Router::new())
+}
+
+/// [`service_router`] with `extra` routes behind the same admission (token, body limits).
+pub fn service_router_with<S>(
+    factory: impl Fn() -> Result<S, std::io::Error> + Send + Sync + 'static,
+    options: &HttpOptions,
+    exact: bool,
+    extra: Router,
+) -> Router
+where
+    S: rmcp::ServerHandler + Send + 'static,
+{
     let mut config = StreamableHttpServerConfig::default()
         .with_legacy_session_mode(options.stateful)
         .with_sse_keep_alive(Some(Duration::from_secs(15)))
@@ -235,7 +248,7 @@ where
     }
     let service =
         StreamableHttpService::new(factory, Arc::new(LocalSessionManager::default()), config);
-    Router::new()
+    extra
         .nest_service("/mcp", service)
         .layer(from_fn_with_state(
             Arc::new(Admission {

@@ -37,6 +37,15 @@ pub const SERVER_NAME: &str = "Apizr interpreter";
 
 /// Sessions open at once over HTTP by default (each holds a process or a container).
 pub const DEFAULT_MAX_SESSIONS: usize = 16;
+/// Pre-started `local` processes the server keeps for one-shot runs unless told otherwise
+/// (`--prestart N`; 0: every run starts its process when it arrives).
+pub const DEFAULT_PRESTART: usize = 2;
+/// The environment variable that sizes the pool when no flag does.
+pub const PRESTART_ENV: &str = "APIZR_INTERPRETER_PRESTART";
+/// A run that finds no pre-started process waits up to this many milliseconds for one before
+/// starting cold (default 0: never waits; tests and benchmarks set it to make every run
+/// pooled).
+pub const PRESTART_WAIT_ENV: &str = "APIZR_INTERPRETER_PRESTART_WAIT_MS";
 
 /// The MCP server of one interpreter environment, as one client sees it.
 #[derive(Clone)]
@@ -355,7 +364,18 @@ pub async fn run_interpreter_http(
         let handler = handler.clone();
         move || Ok(handler.for_http_client())
     };
-    let router = super::http::service_router(factory, &http, false);
+    // `/metrics`: the pre-start pool's series (behind the same token as `/mcp`).
+    let metrics = {
+        let environment = handler.shared.environment.clone();
+        axum::Router::new().route(
+            "/metrics",
+            axum::routing::get(move || {
+                let environment = environment.clone();
+                async move { metrics_response(&environment) }
+            }),
+        )
+    };
+    let router = super::http::service_router_with(factory, &http, false, metrics);
     let served = crate::serve::http::serve(
         listener,
         router,
@@ -383,6 +403,23 @@ pub async fn run_interpreter_http(
     .await
     .ok();
     served
+}
+
+/// The server's `/metrics` text (Prometheus): the interpreter pool's series when it has one.
+fn metrics_response(environment: &Environment) -> axum::response::Response {
+    use axum::response::IntoResponse;
+    let mut text = String::new();
+    if let Some(stats) = environment.prestart_stats() {
+        crate::serve::metrics::render_interpreter_pool(&mut text, &stats);
+    }
+    (
+        [(
+            axum::http::header::CONTENT_TYPE,
+            "text/plain; version=0.0.4",
+        )],
+        text,
+    )
+        .into_response()
 }
 
 /// [`serve_interpreter_stdio`] or, with `options.mcp_http`, [`run_interpreter_http`], on
