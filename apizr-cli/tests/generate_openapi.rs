@@ -87,6 +87,54 @@ fn inputs() -> Vec<(PathBuf, Vec<String>)> {
     out
 }
 
+/// Readiness v2 input types (`Sequence[T]`, `bytes`, `bytearray`) in a generated REST and MCP
+/// project: `openapi.json`'s request body and `mcp-tools.json`'s input schema are the same
+/// exact schema (`contentEncoding: base64` strings, arrays); the OpenAPI document is validated
+/// with the others.
+fn readiness_v2_types(tmp: &TempDir) -> PathBuf {
+    let source = workspace_root().join("apizr-runtime/tests/input_types_data/arrays.py");
+    let source = source.to_string_lossy().into_owned();
+    for (kind, dir) in [("rest", "v2rest"), ("mcp", "v2mcp")] {
+        let argv = [
+            "generate",
+            kind,
+            &source,
+            "--output-dir",
+            dir,
+            "--no-lockfile",
+            "--readiness",
+            "v2",
+        ];
+        let out = apizr(tmp.path(), &argv);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let read = |path: &str| -> serde_json::Value {
+        serde_json::from_slice(&std::fs::read(tmp.path().join(path)).unwrap()).unwrap()
+    };
+    let openapi = read("v2rest/openapi.json");
+    let tools = read("v2mcp/mcp-tools.json");
+    let request = &openapi["paths"]["/capabilities/blobs"]["post"]["requestBody"]["content"]["application/json"]
+        ["schema"];
+    let tool = tools["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "blobs")
+        .unwrap();
+    assert_eq!(request, &tool["inputSchema"]);
+    let b64 = serde_json::json!({"contentEncoding": "base64", "type": "string"});
+    assert_eq!(request["properties"]["data"], b64);
+    assert_eq!(
+        request["properties"]["parts"],
+        serde_json::json!({"items": b64, "type": "array"})
+    );
+    tmp.path().join("v2rest/openapi.json")
+}
+
 #[test]
 fn generated_openapi_documents_are_valid() {
     let Some(python) = validator_python() else {
@@ -115,6 +163,7 @@ fn generated_openapi_documents_are_valid() {
         documents.push(out_dir.join("openapi.json"));
     }
     assert!(documents.len() >= 40, "only {} documents", documents.len());
+    documents.push(readiness_v2_types(&tmp));
     let out = Command::new(python)
         .arg("-c")
         .arg(VALIDATE)

@@ -402,6 +402,8 @@ fn sample(spec: &TypeSpec, depth: usize) -> Value {
         TypeKind::Any | TypeKind::Int => Value::Int(1),
         TypeKind::Float => Value::Float(1.5),
         TypeKind::Str => Value::Str("text".into()),
+        // base64 of b"text".
+        TypeKind::Bytes | TypeKind::Bytearray => Value::Str("dGV4dA==".into()),
         TypeKind::Bool => Value::Bool(true),
         TypeKind::Null => Value::Null,
         TypeKind::Literal => spec.values.first().cloned().unwrap_or(Value::Null),

@@ -149,8 +149,8 @@ fn unprovable_classes_keep_ready_013_naming_the_parameter_and_why() {
         );
         assert!(v2.contains(why), "{why}: {v2}");
     }
-    // An alias of a non-JSON type gives the parameter the alias value's reason (READY-012).
-    assert!(v2.contains("APIZR-READY-012(b)"), "{v2}");
+    // An alias of a non-JSON type gives the parameter the alias value's reason.
+    assert!(v2.contains("APIZR-READY-013(b)"), "{v2}");
     insta::assert_snapshot!("input_types_refused", v2);
 }
 
@@ -193,6 +193,39 @@ fn abstract_collections_a_list_satisfies_are_json_arrays_under_v2_only() {
         "input_types_collections",
         format!("--- v1\n{v1}--- v2\n{v2}")
     );
+}
+
+/// `bytes` and `bytearray` (also nested in lists, dicts, sets and `Optional`) are base64 JSON
+/// strings under v2 (`contentEncoding: base64`); v1 keeps READY-012/013. As a return type
+/// `bytes`, or a class holding it, stays READY-016 (the result would not be JSON), and
+/// `memoryview` keeps READY-013 under v2.
+#[test]
+fn bytes_and_bytearray_are_base64_strings_under_v2_only() {
+    let v1 = summary("blobs.py", ReadinessPolicy::V1);
+    let v2 = summary("blobs.py", ReadinessPolicy::V2);
+    assert!(
+        v1.contains("size Unsupported APIZR-READY-012(data)"),
+        "{v1}"
+    );
+    assert!(v1.contains("grow Conditional APIZR-READY-013(buf)"), "{v1}");
+    for name in ["size", "grow", "chunks", "keyed", "echo"] {
+        let ready = format!("{name} Ready");
+        assert!(v2.lines().any(|l| l.starts_with(&ready)), "{name}: {v2}");
+    }
+    let b64 = r#"{"contentEncoding":"base64","type":"string"}"#;
+    assert!(v2.contains(&format!(r#""data":{b64}"#)), "{v2}");
+    assert!(v2.contains(&format!(r#""buf":{b64}"#)), "{v2}");
+    let parts = format!(r#""parts":{{"items":{b64},"type":"array"}}"#);
+    assert!(v2.contains(&parts), "{v2}");
+    let unique = format!(r#""unique":{{"items":{b64},"type":"array","uniqueItems":true}}"#);
+    assert!(v2.contains(&unique), "{v2}");
+    assert!(v2.contains("echo Ready APIZR-READY-016(-)\n"), "{v2}");
+    assert!(
+        v2.contains("view Conditional APIZR-READY-013(data)"),
+        "{v2}"
+    );
+    assert!(v2.contains("record Ready APIZR-READY-016(-)\n"), "{v2}");
+    insta::assert_snapshot!("input_types_blobs", format!("--- v1\n{v1}--- v2\n{v2}"));
 }
 
 const PACKAGE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/input_types_pkg");

@@ -155,6 +155,10 @@ pub fn type_schema(spec: &TypeSpec) -> Value {
             ("items", first_item(spec)),
             ("type", Value::Str("array".into())),
         ]),
+        TypeKind::Bytes | TypeKind::Bytearray => object(vec![
+            ("contentEncoding", Value::Str("base64".into())),
+            ("type", Value::Str("string".into())),
+        ]),
         TypeKind::Set => object(vec![
             ("items", first_item(spec)),
             ("type", Value::Str("array".into())),

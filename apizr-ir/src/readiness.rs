@@ -265,6 +265,10 @@ pub enum TypeKind {
     Union,
     Literal,
     Object,
+    /// Readiness v2 only: `bytes` / `bytearray`, a base64 JSON string (RFC 4648, padded) the
+    /// worker decodes. v1 never lowers them (READY-012/013), so v1 artifacts keep their bytes.
+    Bytes,
+    Bytearray,
 }
 
 /// The lowered, JSON-level type of a parameter, return value or object field.

@@ -452,6 +452,14 @@ def _convert(value, spec):
     elif kind == "str":
         if t is str:
             return value
+    elif kind == "bytes" or kind == "bytearray":
+        # Readiness v2: canonical padded base64 (the server refused anything else).
+        if t is str:
+            try:
+                data = binascii.a2b_base64(value.encode("ascii"), strict_mode=True)
+            except (ValueError, UnicodeError):
+                raise _Mismatch()
+            return data if kind == "bytes" else bytearray(data)
     elif kind == "bool":
         if t is bool:
             return value

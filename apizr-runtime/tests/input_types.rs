@@ -301,3 +301,58 @@ fn abstract_collection_arguments_reach_python_as_lists() {
         ("/values", "array of integer", "string")
     );
 }
+
+/// Readiness v2 `bytes`/`bytearray` through a governed worker: base64 strings arrive decoded,
+/// as `bytes` and a mutable `bytearray` (and `bytes` items of a `Sequence[bytes]`); text that
+/// is not canonical padded base64 is refused in Rust with the parameter, the character and
+/// why, before any worker runs.
+#[test]
+fn base64_arguments_reach_python_as_bytes_and_bytearray() {
+    let contracts = on_inspect_stack(|| {
+        let options = InspectOptions {
+            readiness: ReadinessPolicy::V2,
+            ..InspectOptions::default()
+        };
+        let (outcome, parsed) =
+            apizr_inspect::inspect_bytes_parsed(ARRAYS, SourceKind::Python, "arrays", options)
+                .unwrap();
+        interface::plan_interfaces(&parsed, &outcome.inspection, None).unwrap()
+    })
+    .unwrap();
+    let blobs = contracts.iter().find(|c| c.name == "blobs").unwrap();
+    // Bundles and generated projects read contracts back: the kinds survive the round trip.
+    let value = apizr_runtime::ir::to_value(blobs).unwrap();
+    assert_eq!(
+        &apizr_runtime::serve::decode::contract(&value).unwrap(),
+        blobs
+    );
+    let executable = Executable::new(ARRAYS.to_vec());
+    let (governed, _root) = governed("input-types-bytes");
+    // b"\xffA", b"\x00", [b"z"]
+    let arguments = br#"{"data": "/0E=", "buf": "AA==", "parts": ["eg=="]}"#;
+    let call = Call::from_json(blobs, executable.clone(), "arrays", arguments).unwrap();
+    let outcome = governed.execute(&call);
+    assert_eq!(outcome.status, Status::Success, "{outcome:?}");
+    assert_eq!(
+        outcome.value.canonical_string().unwrap(),
+        "\"bytes,bytearray,list,bytes:00ff41:\u{ff}A\""
+    );
+    for (arguments, path, found) in [
+        (
+            r#"{"data": "Zh==", "buf": "", "parts": []}"#,
+            "/data",
+            "string with non-zero unused bits (not canonical) at character 1",
+        ),
+        (
+            r#"{"data": "", "buf": "", "parts": ["ab$="]}"#,
+            "/parts/0",
+            "string with a character outside the base64 alphabet at character 2",
+        ),
+        (r#"{"data": 1, "buf": "", "parts": []}"#, "/data", "integer"),
+    ] {
+        let refused = Call::from_json(blobs, executable.clone(), "arrays", arguments.as_bytes())
+            .expect_err(arguments);
+        let field = refused.field_error();
+        assert_eq!((field.path.as_str(), field.found.as_str()), (path, found));
+    }
+}

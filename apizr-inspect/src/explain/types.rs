@@ -86,6 +86,9 @@ pub fn type_fix(
             None => format!("`{text}` is not a JSON type readiness v1 knows: {JSON_TYPES}"),
         },
         TypeCause::Arity => arity_fix(&text),
+        TypeCause::Bytes if output => {
+            "return `str` (e.g. base64 text) instead of bytes: a bytes result is not JSON".into()
+        }
         TypeCause::Bytes => {
             "accept `str` instead of `bytes` (text or base64) and convert it inside the function"
                 .into()

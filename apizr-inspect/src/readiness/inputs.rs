@@ -49,7 +49,7 @@ pub struct Context<'a> {
     pub aliases: HashMap<String, &'a super::aliases::AliasCandidate>,
     /// Nodes copied so far by inlining proven shapes (see [`super::lower`]).
     pub inlined: Cell<usize>,
-    /// Readiness v2: [`LIST_ABCS`] resolve to `list`.
+    /// Readiness v2: [`LIST_ABCS`] resolve to `list` and `bytes`/`bytearray` are types.
     pub v2: bool,
 }
 
@@ -239,6 +239,8 @@ impl Context<'_> {
         };
         match spelled {
             "Callable" => return out.push(found(R012, expr, TypeCause::Callable)),
+            // Readiness v2: `bytes`/`bytearray` are base64 JSON strings the worker decodes.
+            "bytes" | "bytearray" if self.v2 && slice.is_none() => return,
             "bytes" => return out.push(found(R012, expr, TypeCause::Bytes)),
             _ => {}
         }

@@ -76,6 +76,8 @@ impl Context<'_> {
                 "str" => TypeSpec::simple(TypeKind::Str),
                 "float" => TypeSpec::simple(TypeKind::Float),
                 "bool" => TypeSpec::simple(TypeKind::Bool),
+                "bytes" if self.v2 => TypeSpec::simple(TypeKind::Bytes),
+                "bytearray" if self.v2 => TypeSpec::simple(TypeKind::Bytearray),
                 "list" | "List" => spec(TypeKind::List, vec![any()], false),
                 "dict" | "Dict" => spec(TypeKind::Dict, vec![any()], false),
                 "set" | "Set" => spec(TypeKind::Set, vec![any()], false),

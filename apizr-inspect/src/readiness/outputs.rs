@@ -4,7 +4,7 @@
 
 use std::collections::HashMap;
 
-use apizr_ir::{ReasonCode, TypeSpec};
+use apizr_ir::{ReasonCode, TypeKind, TypeSpec};
 use ruff_python_ast::StmtFunctionDef;
 
 use ruff_text_size::Ranged;
@@ -70,15 +70,30 @@ pub fn parameter_findings(ctx: &Context, def: &StmtFunctionDef, line: u32) -> Ve
 }
 
 /// One READY-016 when the return annotation is missing or implies any code; the evidence is
-/// its first finding.
+/// its first finding. Under v2 a return type holding `bytes`/`bytearray` (an input-only JSON
+/// form: the worker decodes base64 arguments but does not encode results) is one too.
 pub fn return_finding(ctx: &Context, def: &StmtFunctionDef, line: u32) -> Option<Finding> {
     let (range, cause) = match def.returns.as_deref() {
         None => (def.name.range(), TypeCause::Missing),
-        Some(annotation) => {
-            let first = ctx.findings(annotation).into_iter().next()?;
-            (first.range, first.cause)
-        }
+        Some(annotation) => match ctx.findings(annotation).into_iter().next() {
+            Some(first) => (first.range, first.cause),
+            None if ctx.v2 && has_bytes(&ctx.lower(annotation)) => {
+                (annotation.range(), TypeCause::Bytes)
+            }
+            None => return None,
+        },
     };
     let evidence = Evidence::Type { range, cause };
     Some(Finding::new(ReasonCode::R016, line, evidence))
+}
+
+/// `spec` or a type nested in it is `bytes`/`bytearray`.
+fn has_bytes(spec: &TypeSpec) -> bool {
+    matches!(spec.kind, TypeKind::Bytes | TypeKind::Bytearray)
+        || spec.items.iter().any(has_bytes)
+        || spec
+            .fields
+            .iter()
+            .flatten()
+            .any(|f| has_bytes(&f.type_spec))
 }

@@ -140,7 +140,8 @@ fn plain(spec: &TypeSpec, structs: &mut Option<&mut Structs>, hint: &str) -> Str
         TypeKind::Any => "serde_json::Value".into(),
         TypeKind::Int => "i64".into(),
         TypeKind::Float => "f64".into(),
-        TypeKind::Str => "String".into(),
+        // `bytes`/`bytearray` (readiness v2) travel as their base64 text.
+        TypeKind::Str | TypeKind::Bytes | TypeKind::Bytearray => "String".into(),
         TypeKind::Bool => "bool".into(),
         TypeKind::Null => "()".into(),
         TypeKind::List | TypeKind::Set => format!("Vec<{}>", item(spec, 0, structs, hint)),

@@ -195,6 +195,11 @@ pub fn check(ty: &Type, spec: &TypeSpec, side: Side) -> Result<(), Mismatch> {
             _ if side == Side::Argument => fail("`String` or `&str`"),
             _ => fail("`String`"),
         },
+        // Readiness v2 `bytes`/`bytearray`: the wire value is base64 text.
+        TypeKind::Bytes | TypeKind::Bytearray => match rust {
+            Rust::Str => Ok(()),
+            _ => fail("`String` holding base64 text"),
+        },
         TypeKind::Bool => match rust {
             Rust::Bool => Ok(()),
             _ => fail("`bool`"),

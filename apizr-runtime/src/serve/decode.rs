@@ -60,6 +60,8 @@ fn kind(name: &str) -> Result<TypeKind, ContractError> {
         "union" => TypeKind::Union,
         "literal" => TypeKind::Literal,
         "object" => TypeKind::Object,
+        "bytes" => TypeKind::Bytes,
+        "bytearray" => TypeKind::Bytearray,
         _ => return Err(bad("type kind")),
     })
 }

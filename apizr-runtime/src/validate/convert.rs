@@ -46,6 +46,19 @@ pub fn convert(spec: &TypeSpec, value: &Value) -> Result<PyValue, ValidationErro
             .ok_or_else(mismatch),
         (TypeKind::Float, Value::Float(f)) if f.is_finite() => Ok(PyValue::Float(*f)),
         (TypeKind::Str, Value::Str(s)) => Ok(PyValue::Str(s.clone())),
+        (TypeKind::Bytes | TypeKind::Bytearray, Value::Str(s)) => {
+            let bytes = super::base64::decode(s).map_err(|e| {
+                let found = Found::Value {
+                    kind: "string",
+                    text: format!("with {e}"),
+                };
+                ValidationError::new(Reason::Base64, describe(spec), found)
+            })?;
+            Ok(match spec.kind {
+                TypeKind::Bytes => PyValue::Bytes(bytes),
+                _ => PyValue::Bytearray(bytes),
+            })
+        }
         (TypeKind::Bool, Value::Bool(b)) => Ok(PyValue::Bool(*b)),
         (TypeKind::Null, Value::Null) => Ok(PyValue::None),
         (TypeKind::List, Value::Array(items)) => items

@@ -35,6 +35,9 @@ pub enum Reason {
     MissingObjectField(String),
     #[error("Supply preceding positional-only field: {0}")]
     PositionalGap(String),
+    /// A `bytes`/`bytearray` argument (readiness v2) that is not canonical padded base64.
+    #[error("Invalid base64 value")]
+    Base64,
 }
 
 /// What the request had at the error's location.
@@ -204,6 +207,8 @@ pub fn describe(spec: &TypeSpec) -> String {
                 .join(", ")
         ),
         TypeKind::Set => format!("array of unique {}", item(0)),
+        TypeKind::Bytes => "base64 string (bytes)".into(),
+        TypeKind::Bytearray => "base64 string (bytearray)".into(),
         TypeKind::Union => spec
             .items
             .iter()

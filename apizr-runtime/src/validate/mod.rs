@@ -8,11 +8,13 @@
 //! * [`convert`] — per-TypeSpec conversion of one value into a [`PyValue`];
 //! * [`error`] — [`ValidationError`]: the reference's detail ([`Reason`]) plus a JSON-pointer
 //!   path, the expectation and what was found ([`FieldError`], the wire form);
+//! * [`base64`] — the strict, canonical base64 of `bytes`/`bytearray` arguments (v2);
 //! * [`pyvalue`] — the bits of Python's data model the rules depend on.
 //!
 //! The output keeps the caller's JSON values (validated, not converted): the runtime measures
 //! `max_input_bytes` on their canonical form, which is what the reference measures.
 
+pub mod base64;
 pub mod convert;
 pub mod error;
 pub mod pyvalue;

@@ -16,6 +16,9 @@ pub enum PyValue {
     Int(Value),
     Float(f64),
     Str(String),
+    /// `bytes` / `bytearray` (readiness v2), decoded from canonical base64.
+    Bytes(Vec<u8>),
+    Bytearray(Vec<u8>),
     List(Vec<PyValue>),
     Tuple(Vec<PyValue>),
     Set(Vec<PyValue>),
@@ -31,6 +34,7 @@ impl PyValue {
             PyValue::Int(v) => v.clone(),
             PyValue::Float(f) => Value::Float(*f),
             PyValue::Str(s) => Value::Str(s.clone()),
+            PyValue::Bytes(b) | PyValue::Bytearray(b) => Value::Str(crate::protocol::base64(b)),
             PyValue::List(items) | PyValue::Tuple(items) | PyValue::Set(items) => {
                 Value::Array(items.iter().map(PyValue::to_json).collect())
             }
@@ -60,7 +64,7 @@ impl PyValue {
     /// `hash(x)` succeeds.
     pub fn is_hashable(&self) -> bool {
         match self {
-            PyValue::List(_) | PyValue::Set(_) | PyValue::Dict(_) => false,
+            PyValue::List(_) | PyValue::Set(_) | PyValue::Dict(_) | PyValue::Bytearray(_) => false,
             PyValue::Tuple(items) => items.iter().all(PyValue::is_hashable),
             _ => true,
         }
@@ -74,6 +78,11 @@ impl PyValue {
         match (self, other) {
             (PyValue::None, PyValue::None) => true,
             (PyValue::Str(a), PyValue::Str(b)) => a == b,
+            // `b"a" == bytearray(b"a")` in Python.
+            (
+                PyValue::Bytes(a) | PyValue::Bytearray(a),
+                PyValue::Bytes(b) | PyValue::Bytearray(b),
+            ) => a == b,
             (PyValue::Tuple(a), PyValue::Tuple(b)) => {
                 a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.py_eq(y))
             }

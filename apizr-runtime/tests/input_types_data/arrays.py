@@ -7,3 +7,9 @@ def kinds(values: Sequence[int], words: Iterable[str], stack: MutableSequence[fl
     stack.append(0.5)
     got = (values, words, stack, stack[0])
     return ",".join(type(x).__name__ for x in got) + ":" + str(sum(values) + sum(stack))
+
+
+def blobs(data: bytes, buf: bytearray, parts: Sequence[bytes]) -> str:
+    buf.extend(data)
+    got = (data, buf, parts, parts[0] if parts else b"")
+    return ",".join(type(x).__name__ for x in got) + ":" + buf.hex() + ":" + data.decode("latin-1")

@@ -3,7 +3,7 @@ from dataclasses import dataclass, field
 from enum import Enum, auto
 from typing import NamedTuple
 
-Blob = bytes
+Blob = memoryview
 Twice = int
 Twice = str
 
@@ -49,7 +49,7 @@ class Hidden:
 
 
 class Opaque(NamedTuple):
-    payload: bytes
+    payload: memoryview
 
 
 def uses_auto(a: Auto) -> int:
