@@ -37,7 +37,7 @@ pub fn decode(text: &str) -> Result<Vec<u8>, Base64Error> {
         let offset = text.get(..offset).map_or(offset, |s| s.chars().count());
         return fail(offset, "a character outside the base64 alphabet");
     }
-    if bytes.len() % 4 != 0 {
+    if !bytes.len().is_multiple_of(4) {
         return fail(bytes.len(), "a length that is not a multiple of 4");
     }
     let padding = bytes.iter().rev().take_while(|&&c| c == b'=').count();
