@@ -115,6 +115,10 @@ fn local_imports_of_proved_modules_make_functions_ready() {
         "shop.uses_compat:uses_compat",
         // `re.compile` of strings and a tuple of strings imported from `shop.texts`.
         "shop.patterns:patterns",
+        // Instances at import of a NamedTuple and of a class whose `__init__` only stores,
+        // both imported from `shop.records` (also as `records.Item`); subclasses of its
+        // `Plugin`, one with `dict` as a second base.
+        "shop.uses_records:uses_records",
     ] {
         let (state, ready, codes, _) = verdict(&v2, function);
         assert!(
@@ -171,6 +175,12 @@ fn each_refusal_names_its_cause() {
         "015",
         "readiness v2 does not prove harmless",
     );
+    // Its base class `Mode` comes from that module: the statement says so.
+    refused(
+        "shop.uses_unsafe:double",
+        "004",
+        "make the top level of the module `Mode` is imported from provably harmless",
+    );
     refused(
         "shop.lazy:later",
         "015",
@@ -194,6 +204,10 @@ fn each_refusal_names_its_cause() {
         "004",
         "make `OPEN + \"x\"` one of the forms",
     );
+    // `Item("a+")` misses a field of the NamedTuple imported from `shop.records`.
+    refused("shop.bad_records:bad_records", "004", "");
+    // A subclass of `shop.records.Registered`, whose `__init_subclass__` runs (and raises).
+    refused("shop.bad_hooks:bad_hooks", "004", "");
     refused("shop.cycle_a:a", "015", "same import cycle");
     refused("shop.cycle_b:b", "015", "same import cycle");
     refused("shop.missing:m", "015", "does not bind on every path");
@@ -349,6 +363,32 @@ fn ready_package_functions_import_and_run_in_cpython() {
         String::from_utf8_lossy(&output.stdout).lines().count(),
         calls.len()
     );
+}
+
+/// The package near-misses that use classes of a proved sibling module really raise when
+/// imported (as bundles import them: the directory on `sys.path`, parents first).
+#[test]
+fn sibling_class_near_misses_raise_in_cpython() {
+    for (module, error) in [
+        (
+            "shop.bad_records",
+            "missing 1 required positional argument: 'builder'",
+        ),
+        ("shop.bad_hooks", "TypeError: Anonymous"),
+    ] {
+        let script = format!(
+            "import importlib, sys\nsys.path.insert(0, {DIR:?})\nimportlib.import_module({module:?})\n"
+        );
+        let output = std::process::Command::new("python3")
+            .args(["-I", "-S", "-W", "error", "-B", "-c", &script])
+            .output()
+            .expect("python3 runs (CI installs it)");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(
+            !output.status.success() && stderr.contains(error),
+            "{module}: {stderr}"
+        );
+    }
 }
 
 /// `serve DIR` and `generate DIR` assess the modules they serve with

@@ -353,6 +353,10 @@ pub(super) fn why_text(why: crate::readiness::v2::Why) -> &'static str {
         Unhashable => "a key or set element that may be unhashable",
         Decorator => "a decorator that is not on the allowlist (or does not fit the class)",
         Base => "a base class v2 does not know is safe to subclass",
+        BaseFromUnproved => {
+            "a base class imported from a module of the package whose top level v2 does not prove (or from the same import cycle)"
+        }
+        SubclassHook => "a base class whose `__init_subclass__` runs when it is subclassed",
         ClassKeyword => "a class keyword v2 does not know",
         ClassBody => "a class-body statement v2 does not prove",
         FieldOrder => "a field without a default after one with a default",

@@ -94,6 +94,13 @@ fn statement_fix(module: &Module, id: StmtId, risk: Risk) -> String {
     let node = module.facts.statement(id).node;
     let targets = assigned_names(node);
     if let Risk::Unproved(unproved) = risk {
+        if unproved.why == crate::readiness::v2::Why::BaseFromUnproved {
+            return format!(
+                "make the top level of the module `{}` is imported from provably harmless (its \
+                 own reasons are listed with it), and keep it out of this module's import cycle",
+                module.text(unproved.range)
+            );
+        }
         return format!(
             "make `{}` one of the forms readiness v2 proves (literals, names bound earlier, \
              allowlisted stdlib constructors and decorators), or move it into the function that \

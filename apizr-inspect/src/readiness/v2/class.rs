@@ -19,11 +19,18 @@
 //!   metaclass only `ABCMeta`;
 //!   no base that is an enum with members or defines `__init_subclass__`; methods with
 //!   allowlisted decorators ([`super::decorators`]) and safe defaults and annotations.
+//!
+//! Classes a proved sibling module exports are bases with the facts proved there (kind,
+//! lineage, layout, `__init_subclass__`, what calling them runs); a base imported from a
+//! sibling v2 does not prove, or from the same import cycle, stays unproved and is named so
+//! ([`Why::BaseFromUnproved`]). What calling the class runs is decided here, once
+//! ([`super::instances`]).
 
 use ruff_python_ast::{self as ast, Expr, Stmt};
 use ruff_text_size::Ranged;
 
 use super::env::{ClassInfo, ClassKind, Kind, Meaning};
+use super::instances::{self, Init};
 use super::known::{self, BaseKind, EnumValues};
 use super::mro::Lineage;
 use super::{Prover, Unproved, Why};
@@ -36,7 +43,7 @@ pub fn typed_dict_info() -> ClassInfo {
         kind: ClassKind::TypedDict,
         has_members: false,
         init_subclass: false,
-        constructible: false,
+        init: Init::Unknown,
         lineage: Lineage::default(),
         layout: true,
     }
@@ -111,16 +118,7 @@ impl Prover<'_> {
         // A class body: the module's names plus the body's own.
         let mut body = self.nested(self.local.in_class_body());
         let outcome = body.class_body(class, kind, enum_values, &decorated)?;
-        let constructible = kind == ClassKind::Plain
-            && !outcome.lifecycle
-            && class.arguments.as_ref().is_none_or(|arguments| {
-                arguments.keywords.is_empty()
-                    && arguments.args.iter().all(|base| match self.value(base) {
-                        Ok(Meaning::Qualified(q)) => q == "builtins.object",
-                        Ok(Meaning::Class(info)) => info.constructible,
-                        _ => false,
-                    })
-            });
+        let init = self.class_init(class, kind, &outcome);
         let slots = class.body.iter().any(|stmt| {
             let mut names = Vec::new();
             super::stmt::collect_bound(std::slice::from_ref(stmt), &mut names);
@@ -136,7 +134,7 @@ impl Prover<'_> {
             kind,
             has_members: outcome.has_members,
             init_subclass: inherited_init_subclass || outcome.init_subclass,
-            constructible,
+            init,
             lineage,
             layout: layout || own_layout,
         })
@@ -250,7 +248,10 @@ impl Prover<'_> {
                     None => return fail(),
                 },
                 (Meaning::Class(info), _) => {
-                    if info.has_members || info.init_subclass && !init_subclass {
+                    if info.init_subclass && !init_subclass {
+                        return Err(Unproved::at(base.range(), Why::SubclassHook));
+                    }
+                    if info.has_members {
                         return fail();
                     }
                     init_subclass |= info.init_subclass;
@@ -268,6 +269,13 @@ impl Prover<'_> {
                         _ => BaseKind::Builtin,
                     });
                     continue;
+                }
+                (Meaning::Unknown, Expr::Name(name))
+                    if self
+                        .package
+                        .is_some_and(|p| p.imports_local_name(name.id.as_str())) =>
+                {
+                    return Err(Unproved::at(base.range(), Why::BaseFromUnproved));
                 }
                 _ => return fail(),
             };
@@ -353,12 +361,60 @@ impl Prover<'_> {
     }
 }
 
+impl Prover<'_> {
+    /// What calling the class runs ([`instances`]), from its kind, bases and body.
+    fn class_init(&self, class: &ast::StmtClassDef, kind: ClassKind, body: &BodyOutcome) -> Init {
+        let mut bound = Vec::new();
+        super::stmt::collect_bound(&class.body, &mut bound);
+        if instances::runs_code_when_stored(&bound) {
+            return Init::Unknown;
+        }
+        if kind == ClassKind::NamedTuple {
+            let fields: Vec<(&str, bool)> =
+                body.fields.iter().map(|(n, d)| (n.as_str(), *d)).collect();
+            return instances::fields(&fields).map_or(Init::Unknown, Init::Fields);
+        }
+        let (args, keywords) = match &class.arguments {
+            Some(arguments) => (&arguments.args[..], &arguments.keywords[..]),
+            None => (&[][..], &[][..]),
+        };
+        if kind != ClassKind::Plain || !keywords.is_empty() {
+            return Init::Unknown;
+        }
+        let bases: Vec<Option<Meaning>> = args.iter().map(|b| self.value(b).ok()).collect();
+        let qualified =
+            |m: &Option<Meaning>, name: &str| matches!(m, Some(Meaning::Qualified(q)) if q == name);
+        if !body.lifecycle {
+            let plain = bases.iter().all(|m| {
+                qualified(m, "builtins.object")
+                    || matches!(m, Some(Meaning::Class(info)) if info.init == Init::Object)
+            });
+            return if plain { Init::Object } else { Init::Unknown };
+        }
+        let simple = match bases.as_slice() {
+            [] => true,
+            [base] => qualified(base, "builtins.object") || qualified(base, "builtins.dict"),
+            _ => false,
+        };
+        let init = class.body.iter().find_map(|stmt| match stmt {
+            Stmt::FunctionDef(def) if def.name.as_str() == "__init__" => Some(def),
+            _ => None,
+        });
+        match init {
+            Some(def) if simple => instances::stores_init(def, &bound).unwrap_or_default(),
+            _ => Init::Unknown,
+        }
+    }
+}
+
 #[derive(Default)]
 struct BodyOutcome {
     has_members: bool,
     init_subclass: bool,
     /// The body binds `__new__`, `__init__` or `__del__` (code that instantiating runs).
     lifecycle: bool,
+    /// A named tuple's fields in order, and whether each has a default.
+    fields: Vec<(String, bool)>,
 }
 
 /// Names whose binding in a class body makes `C()` (or dropping the instance) run its code.
@@ -425,9 +481,10 @@ impl Prover<'_> {
                                         return fail(Why::FieldOrder);
                                     }
                                     seen_default |= has_default;
+                                    out.fields.push((name.to_string(), has_default));
                                 }
                                 None if seen_default && !kw_only => return fail(Why::FieldOrder),
-                                None => {}
+                                None => out.fields.push((name.to_string(), false)),
                             }
                         }
                         (ClassKind::Enum, Some(value)) => members.push((name, value)),

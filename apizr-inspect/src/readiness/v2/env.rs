@@ -73,9 +73,8 @@ pub struct ClassInfo {
     pub has_members: bool,
     /// It or a base defines `__init_subclass__` (subclassing it runs user code).
     pub init_subclass: bool,
-    /// `C()` runs no code of the module: a plain class without metaclass whose bases are
-    /// `object` or such classes, none defining `__new__`, `__init__` or `__del__`.
-    pub constructible: bool,
+    /// What calling it runs, when v2 proved that harmless ([`super::instances`]).
+    pub init: super::instances::Init,
     /// Its MRO as v2 knows it ([`super::mro`]), for classes with several bases.
     pub lineage: super::mro::Lineage,
     /// Its instances have a layout of their own (a builtin, exception or io base, `__slots__`,
@@ -177,6 +176,11 @@ impl Env {
         self.strings.remove(name);
         self.marks.remove(name);
         self.sequences.remove(name);
+    }
+
+    /// The module binds `name` here (it does not resolve to the builtin of that name).
+    pub fn shadows(&self, name: &str) -> bool {
+        self.names.contains_key(name)
     }
 
     /// What `name` means here; `None` when using it would raise `NameError`.

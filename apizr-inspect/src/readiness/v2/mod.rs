@@ -16,8 +16,8 @@
 //!   (dataclasses, NamedTuple, Enum, TypedDict, Protocol, exceptions, plain classes);
 //! * [`expr`] — the values and type expressions these evaluate; [`calls`] the allowlisted
 //!   constructors (with [`pattern`] and [`regex`] for `re.compile`); [`decorators`]; [`known`] the stdlib
-//!   names v2 knows; [`pure`] calls of the module's own pure functions and of its classes
-//!   that run no code of their own when instantiated; [`strings`] the strings whose value
+//!   names v2 knows; [`pure`] calls of the module's own pure functions and of classes
+//!   whose instantiation [`instances`] proved; [`strings`] the strings whose value
 //!   v2 folds (patterns built from module constants, f-strings of them) and [`methods`] the
 //!   str methods it folds; [`values`] stdlib values built from literals (`datetime`,
 //!   `hasattr`, `functools.partial`); [`registry`] calls that only change the worker
@@ -41,6 +41,7 @@ pub mod decorators;
 pub mod env;
 pub mod expr;
 pub mod fixed;
+pub mod instances;
 pub mod known;
 pub mod methods;
 pub mod mro;
@@ -111,6 +112,11 @@ pub enum Why {
     Decorator,
     /// A base class v2 does not know is safe to subclass.
     Base,
+    /// A base class imported from a module of the package that v2 does not prove, or that
+    /// is in the same import cycle (its class statement is not known to have run as proved).
+    BaseFromUnproved,
+    /// A base class whose `__init_subclass__` (its own or inherited) runs when subclassed.
+    SubclassHook,
     /// A class keyword (metaclass, `__init_subclass__` arguments) v2 does not know.
     ClassKeyword,
     /// A statement in a class body v2 does not prove.
@@ -224,9 +230,12 @@ pub fn prove<'p>(
             risky.push((id, risk));
         }
     }
+    let mut exports = prover.env.definite();
+    // An importer calls these classes after this module has run: with its final globals.
+    instances::settle_exports(&mut exports, prover.env.shadows("super"));
     V2Statements {
         risky,
         excused_imports: prover.excused_imports,
-        exports: prover.env.definite(),
+        exports,
     }
 }

@@ -205,6 +205,17 @@ impl<'c> ModulePackage<'c> {
         )
     }
 
+    /// `name` is bound by an import of a name from a local module (`from .m import name`),
+    /// whose exports v2 has when that module is proved and outside this module's cycle.
+    pub fn imports_local_name(&self, name: &str) -> bool {
+        self.imports.iter().any(|import| {
+            import.bound.as_deref() == Some(name)
+                && self
+                    .local(import)
+                    .is_some_and(|target| Self::reads_name(import, target))
+        })
+    }
+
     /// What `module.name` means when `module` is a proved module of the package outside this
     /// module's import cycle (so it has finished running when this one reads it).
     pub fn attribute(&self, module: &str, name: &str) -> Option<Export> {

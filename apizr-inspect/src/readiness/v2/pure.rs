@@ -14,10 +14,11 @@
 //!   this way. Imports, branches, loops and stores into attributes in the body are not proved.
 //!   Calls nest at most [`MAX_DEPTH`] deep: recursion is never proved (it would raise
 //!   `RecursionError` or loop).
-//! * **Instances of constructible classes.** `C()` for a class proved in this module whose
-//!   instantiation runs no code of the module ([`super::env::ClassInfo::constructible`]):
-//!   `object.__new__` and `object.__init__` only. The instance may define `__eq__` without
-//!   `__hash__`, so it counts as a value of unknown hashability.
+//! * **Instances of classes whose instantiation v2 proved** ([`super::instances`]): `C()` of a
+//!   class that runs only `object`'s `__new__`/`__init__`, `C(a, b=...)` of a `NamedTuple`
+//!   or of a class whose `__init__` only stores parameters and literals into `self`; the class
+//!   is the module's or one a proved sibling module exports. The instance may define `__eq__`
+//!   without `__hash__`, so it counts as a value of unknown hashability.
 //! * **`chr(i)`** with an int literal in `range(0x110000)` (`ValueError` otherwise), or a
 //!   comprehension's loop variable over such a range ([`super::comprehension`]).
 
@@ -29,6 +30,7 @@ use ruff_python_ast::{self as ast, Expr, Number, Stmt};
 use ruff_text_size::{Ranged, TextRange};
 
 use super::env::{Kind, Meaning};
+use super::instances::Init;
 use super::{Prover, Unproved, Why};
 
 type Proof<T> = Result<T, Unproved>;
@@ -103,7 +105,6 @@ impl Prover<'_> {
     /// A call of the module's own code (`func` evaluated to `callee`), or `None` when the
     /// callee is not the module's (the stdlib allowlist decides then).
     pub fn local_call(&self, call: &ast::ExprCall, callee: &Meaning) -> Option<Proof<Meaning>> {
-        let no_arguments = call.arguments.is_empty();
         let fail = |why| Some(Err(Unproved::at(call.range(), why)));
         match callee {
             Meaning::Pure(def) => {
@@ -124,12 +125,38 @@ impl Prover<'_> {
                 // A failure names the part of the function's body at fault.
                 Some(meaning)
             }
-            Meaning::Class(info) if info.constructible && no_arguments => {
-                Some(Ok(Meaning::Value(Kind::Other)))
-            }
-            Meaning::Class(_) => fail(Why::NotAllowlisted),
+            Meaning::Class(info) => Some(self.instance(call, info.init)),
             _ => None,
         }
+    }
+
+    /// `C(...)` of a class whose instantiation v2 proved ([`Init`]): the arguments must fit
+    /// and be proved themselves; the instance may define `__eq__` without `__hash__` (and a
+    /// named tuple may hold unhashable fields), so it is a value of unknown hashability.
+    fn instance(&self, call: &ast::ExprCall, init: Init) -> Proof<Meaning> {
+        let fail = |why| Err(Unproved::at(call.range(), why));
+        let fits = match init {
+            Init::Object => call.arguments.is_empty(),
+            Init::Fields(signature) => signature.fits(&call.arguments),
+            // `super` is looked up in the module's globals when `__init__` runs: now.
+            Init::Stores { super_call, .. } if super_call && self.env.shadows("super") => {
+                return fail(Why::NotAllowlisted);
+            }
+            Init::Stores { signature, .. } => signature.fits(&call.arguments),
+            Init::Unknown => return fail(Why::NotAllowlisted),
+        };
+        if !fits {
+            return fail(Why::Arguments);
+        }
+        for value in call
+            .arguments
+            .args
+            .iter()
+            .chain(call.arguments.keywords.iter().map(|k| &k.value))
+        {
+            self.value(value)?;
+        }
+        Ok(Meaning::Value(Kind::Other))
     }
 
     /// Bind the call's arguments to the parameters of `def` and prove its body in the globals

@@ -25,7 +25,8 @@ def _one():
 
 class _Counted:
     def __init__(self):
-        self.n = 1
+        # Runs code beyond stores: `int("one")` raises ValueError.
+        self.n = int("one")
 
 
 class _Abstract(ABC):
