@@ -46,6 +46,7 @@ pub fn typed_dict_info() -> ClassInfo {
         init: Init::Unknown,
         lineage: Lineage::default(),
         layout: true,
+        variable_size: false,
     }
 }
 
@@ -119,11 +120,7 @@ impl Prover<'_> {
         let mut body = self.nested(self.local.in_class_body());
         let outcome = body.class_body(class, kind, enum_values, &decorated)?;
         let init = self.class_init(class, kind, &outcome);
-        let slots = class.body.iter().any(|stmt| {
-            let mut names = Vec::new();
-            super::stmt::collect_bound(std::slice::from_ref(stmt), &mut names);
-            names.contains(&"__slots__")
-        });
+        let slots = self.slots(class, kind)?;
         let own_layout = slots
             || decorated.dataclass.is_some_and(|d| d.slots)
             || !matches!(
@@ -137,6 +134,7 @@ impl Prover<'_> {
             init,
             lineage,
             layout: layout || own_layout,
+            variable_size: self.variable_size(class, kind),
         })
     }
 

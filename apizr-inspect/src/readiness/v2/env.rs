@@ -80,6 +80,9 @@ pub struct ClassInfo {
     /// Its instances have a layout of their own (a builtin, exception or io base, `__slots__`,
     /// a named tuple, enum or TypedDict): two such bases conflict.
     pub layout: bool,
+    /// Its instances hold a variable number of items (an `int`, `bytes` or `tuple` base, an
+    /// enum): nonempty `__slots__` in a subclass raise ([`super::slots`]).
+    pub variable_size: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

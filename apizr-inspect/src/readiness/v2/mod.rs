@@ -51,6 +51,7 @@ pub mod pattern;
 pub mod pure;
 pub mod regex;
 pub mod registry;
+pub mod slots;
 pub mod stmt;
 pub mod strings;
 pub mod values;

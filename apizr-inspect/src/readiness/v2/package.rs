@@ -210,6 +210,7 @@ impl<'c> ModulePackage<'c> {
     pub fn imports_local_name(&self, name: &str) -> bool {
         self.imports.iter().any(|import| {
             import.bound.as_deref() == Some(name)
+                && import.time == ImportTime::Import
                 && self
                     .local(import)
                     .is_some_and(|target| Self::reads_name(import, target))
