@@ -175,9 +175,9 @@ fn each_refusal_names_its_cause() {
         "015",
         "readiness v2 does not prove harmless",
     );
-    // Its base class `Mode` comes from that module: the statement says so.
+    // A base class `Mode` from that module: the class statement says so.
     refused(
-        "shop.uses_unsafe:double",
+        "shop.unsafe_base:unsafe_base",
         "004",
         "make the top level of the module `Mode` is imported from provably harmless",
     );
