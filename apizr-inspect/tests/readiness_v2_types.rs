@@ -156,15 +156,17 @@ fn unprovable_classes_keep_ready_013_naming_the_parameter_and_why() {
 
 /// `Sequence[T]`, `Iterable[T]`, `Collection[T]` and `MutableSequence[T]` (typing or
 /// collections.abc, every import spelling) are arrays of T under v2: the worker passes a
-/// `list`, which is each of them. v1 keeps READY-013; `Reversible`, `Mapping` and `Iterator`
-/// (a list is not a Mapping nor an Iterator; Reversible is not in the rule) keep it under v2.
+/// `list`, which is each of them; abstract sets are sets, `Mapping[str, T]` objects. v1 keeps
+/// READY-013; `Reversible` and `Iterator` (not in the rule; a list is not an Iterator) keep it
+/// under v2, and a mapping with non-string keys gets READY-012 as `dict[int, T]` does.
 #[test]
 fn abstract_collections_a_list_satisfies_are_json_arrays_under_v2_only() {
     let v1 = summary("collections.py", ReadinessPolicy::V1);
     let v2 = summary("collections.py", ReadinessPolicy::V2);
-    for name in [
+    let names = [
         "total", "join", "count", "push", "nested", "spelled", "anything",
-    ] {
+    ];
+    for name in names.into_iter().chain(["members", "lookup", "mapping"]) {
         assert!(v1.contains(&format!("{name} Conditional")), "{name}: {v1}");
         assert!(v2.contains(&format!("{name} Ready")), "{name}: {v2}");
     }
@@ -174,16 +176,21 @@ fn abstract_collections_a_list_satisfies_are_json_arrays_under_v2_only() {
     assert!(v2.contains(rows), "{v2}");
     let spelled = r#""a":{"items":{"type":"string"},"type":"array"},"b":{"items":{"type":"integer"},"type":"array"}"#;
     assert!(v2.contains(spelled), "{v2}");
+    // Abstract sets are sets (unique items), mappings are objects with string keys.
+    let sets = r#""more":{"items":{"type":"integer"},"type":"array","uniqueItems":true},"tags":{"items":{"type":"string"},"type":"array","uniqueItems":true}"#;
+    assert!(v2.contains(sets), "{v2}");
+    let maps = r#""extra":{"additionalProperties":{"type":"string"},"type":"object"},"table":{"additionalProperties":{"type":"integer"},"type":"object"}"#;
+    assert!(v2.contains(maps), "{v2}");
+    assert!(
+        v2.contains("int_keys Unsupported APIZR-READY-012(table)"),
+        "{v2}"
+    );
     // A bare ABC is an array of any JSON value (READY-007 keeps it ready).
     assert!(
         v2.contains(r#""values":{"items":{},"type":"array"}"#),
         "{v2}"
     );
-    for (name, param) in [
-        ("reversible", "values"),
-        ("mapping", "values"),
-        ("iterator", "values"),
-    ] {
+    for (name, param) in [("reversible", "values"), ("iterator", "values")] {
         assert!(
             v2.contains(&format!("{name} Conditional APIZR-READY-013({param})")),
             "{name}: {v2}"

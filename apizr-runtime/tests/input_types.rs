@@ -258,8 +258,9 @@ const ARRAYS: &[u8] = include_bytes!("input_types_data/arrays.py");
 
 /// Readiness v2 abstract collections (`Sequence[int]`, `collections.abc.Iterable[str]`,
 /// `MutableSequence[float]`) through a governed worker: each arrives as a `list` of converted
-/// items (the function reports `type(x).__name__` and mutates its list); a string where an
-/// array is declared is refused in Rust, naming the parameter, before any worker runs.
+/// items (the function reports `type(x).__name__` and mutates its list), `AbstractSet[str]`
+/// as a `set` and `Mapping[str, int]` as a `dict`; a string where an array is declared, or a
+/// repeated set item, is refused in Rust, naming the parameter, before any worker runs.
 #[test]
 fn abstract_collection_arguments_reach_python_as_lists() {
     let contracts = on_inspect_stack(|| {
@@ -284,6 +285,20 @@ fn abstract_collection_arguments_reach_python_as_lists() {
         outcome.value.canonical_string().unwrap(),
         r#""list,list,list,float:4.5""#
     );
+    // `AbstractSet[str]` arrives as a `set`, `Mapping[str, int]` as a `dict`.
+    let shapes = contracts.iter().find(|c| c.name == "shapes").unwrap();
+    let arguments = br#"{"tags": ["b", "a"], "table": {"x": 1}}"#;
+    let call = Call::from_json(shapes, executable.clone(), "arrays", arguments).unwrap();
+    let outcome = governed.execute(&call);
+    assert_eq!(outcome.status, Status::Success, "{outcome:?}");
+    assert_eq!(
+        outcome.value.canonical_string().unwrap(),
+        r#""set,dict:a,b""#
+    );
+    // A set's items are unique: refused in Rust.
+    let twice = br#"{"tags": ["a", "a"], "table": {}}"#;
+    let refused = Call::from_json(shapes, executable.clone(), "arrays", twice).unwrap_err();
+    assert_eq!(refused.field_error().path, "/tags/1");
     let refused = Call::from_json(
         kinds,
         executable,

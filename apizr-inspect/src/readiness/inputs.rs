@@ -32,11 +32,6 @@ pub fn is_typing_name(name: &str) -> bool {
     TYPING_NAMES.contains(&name)
 }
 
-/// Readiness v2 only: the abstract collections (`typing` or `collections.abc`) that a `list`
-/// is an instance of, so a JSON array arrives as a `list` the function accepts. `Set`,
-/// `AbstractSet`, `Mapping`, `Iterator` and the like are not here: a `list` is none of them.
-pub const LIST_ABCS: [&str; 4] = ["Sequence", "MutableSequence", "Iterable", "Collection"];
-
 /// What the classifier knows: module facts plus the TypedDict candidates visible from here
 /// (`Some(shape)` when usable as a proven shape, `None` when refused or not yet proven).
 pub struct Context<'a> {
@@ -49,7 +44,8 @@ pub struct Context<'a> {
     pub aliases: HashMap<String, &'a super::aliases::AliasCandidate>,
     /// Nodes copied so far by inlining proven shapes (see [`super::lower`]).
     pub inlined: Cell<usize>,
-    /// Readiness v2: [`LIST_ABCS`] resolve to `list` and `bytes`/`bytearray` are types.
+    /// Readiness v2: abstract collections resolve to the concrete type the worker builds
+    /// ([`super::abcs`]) and `bytes`/`bytearray` are types.
     pub v2: bool,
 }
 
@@ -82,8 +78,10 @@ impl Context<'_> {
     /// root of an attribute/subscript store resolves to nothing.
     pub fn resolve_or_why(&self, expr: &Expr) -> Result<String, Unresolved> {
         let facts = self.facts;
-        if self.v2 && self.is_list_abc(expr) {
-            return Ok("list".into());
+        if self.v2
+            && let Some(concrete) = self.abc_spelling(expr)
+        {
+            return Ok(concrete.into());
         }
         match expr {
             Expr::Name(name) => {
@@ -128,57 +126,6 @@ impl Context<'_> {
                     .ok_or(Unresolved::Bound(binding_id))
             }
             _ => Err(Unresolved::Expression),
-        }
-    }
-
-    /// Readiness v2: `expr` is one of [`LIST_ABCS`], spelled through an import that binds it
-    /// once, directly and unrenamed: `from typing import N`, `from collections.abc import N`,
-    /// `<m>.N` with `import typing [as m]` or `import collections.abc as m`, or
-    /// `collections.abc.N` with `import collections.abc`. Unlike v1's typing names, an unbound
-    /// spelling is never taken literally (it would be a `NameError` when the `def` runs).
-    fn is_list_abc(&self, expr: &Expr) -> bool {
-        let facts = self.facts;
-        let bound_by = |name: &str, accept: &dyn Fn(&crate::facts::BindingKind) -> bool| {
-            !facts.is_mutated(name)
-                && facts
-                    .unique_binding(name, View::Namespace)
-                    .is_some_and(|(_, b)| facts.is_direct(b) && accept(&b.kind))
-        };
-        match expr {
-            Expr::Name(name) => {
-                let id = name.id.as_str();
-                LIST_ABCS.contains(&id)
-                    && bound_by(id, &|k| {
-                        k.is_from_import("typing", id) || k.is_from_import("collections.abc", id)
-                    })
-            }
-            Expr::Attribute(attr) if LIST_ABCS.contains(&attr.attr.as_str()) => {
-                match attr.value.as_ref() {
-                    Expr::Name(root) => bound_by(root.id.as_str(), &|k| {
-                        k.is_import_of("typing")
-                            || matches!(
-                                k,
-                                crate::facts::BindingKind::Import {
-                                    module: "collections.abc",
-                                    renamed: true
-                                }
-                            )
-                    }),
-                    Expr::Attribute(inner) if inner.attr.as_str() == "abc" => {
-                        matches!(inner.value.as_ref(), Expr::Name(root)
-                        if root.id.as_str() == "collections"
-                            && bound_by("collections", &|k| matches!(
-                                k,
-                                crate::facts::BindingKind::Import {
-                                    module: "collections.abc",
-                                    renamed: false
-                                }
-                            )))
-                    }
-                    _ => false,
-                }
-            }
-            _ => false,
         }
     }
 

@@ -11,6 +11,8 @@
 //! * [`typeddict`] + [`lower`] — TypedDict proofs and their object TypedSpecs;
 //! * [`classes`] + [`aliases`] — v2 only: Enum, dataclass and NamedTuple classes as
 //!   input/output types, and type aliases (also under `if TYPE_CHECKING:`);
+//! * [`abcs`] — v2 only: abstract collections (`Sequence[T]`, `Mapping[str, T]`, ...) as the
+//!   list, set or dict the worker builds (`bytes`/`bytearray` are in [`inputs`]/[`lower`]);
 //! * [`assemble`] — findings → assessments (de-duplicated, sorted, states);
 //! * [`v2`] — the opt-in policy `apizr.readiness/v2`: the same rules, plus proofs that more
 //!   top-level statements are harmless (it only changes which READY-004/015 findings remain).
@@ -19,6 +21,7 @@
 //! proofs, the findings every capability shares), [`ModuleRules::capability`] adds one
 //! capability's own findings.
 
+pub mod abcs;
 pub mod aliases;
 pub mod assemble;
 pub mod bindings;

@@ -41,10 +41,22 @@ def reversible(values: Reversible[int]) -> int:
     return len(list(values))
 
 
-def mapping(values: t.Mapping[str, int]) -> int:
+def mapping(values: t.Mapping[str, int]) -> int:  # ready: a dict is a Mapping
     return len(values)
 
 
 def iterator(values: t.Iterator[int]) -> int:
     return sum(values)
 
+
+
+def members(tags: t.AbstractSet[str], more: cabc.MutableSet[int]) -> int:
+    return len(tags) + len(more)
+
+
+def lookup(table: t.Mapping[str, int], extra: collections.abc.MutableMapping[str, str]) -> int:
+    return len(table) + len(extra)
+
+
+def int_keys(table: t.Mapping[int, str]) -> int:  # READY-012: JSON keys are strings
+    return len(table)
