@@ -129,6 +129,8 @@ struct V1Pool {
     default_size: usize,
     /// How long a pre-started worker may wait before it is replaced, in seconds.
     max_idle_secs: u64,
+    /// When a pre-started worker also imports its module before the call.
+    preimport: &'static str,
     /// Working directories (pre-started workers and calls in flight) by owner.
     owners: Vec<DirOwner>,
 }
@@ -138,6 +140,7 @@ impl V1Pool {
         V1Pool {
             default_size: prestart::DEFAULT_SIZE,
             max_idle_secs: prestart::MAX_IDLE.as_secs(),
+            preimport: prestart::PREIMPORT_RULE,
             owners: workdir::census(&std::env::temp_dir()),
         }
     }
@@ -301,10 +304,11 @@ fn pool_text(pool: &OciPool) -> String {
 /// `default N per capability, idle ≤ Ns; pid P (alive): D directories; …`
 fn v1_pool_text(pool: &V1Pool) -> String {
     let mut text = format!(
-        "default {} per served module of a v1 server ({}), replaced after {} s idle",
+        "default {} per served module of a v1 server ({}), replaced after {} s idle; {}",
         pool.default_size,
         prestart::SIZE_ENV,
-        pool.max_idle_secs
+        pool.max_idle_secs,
+        pool.preimport
     );
     if pool.owners.is_empty() {
         text.push_str("; no worker directories");

@@ -214,6 +214,7 @@ fn early_audit_record(args: &ExecuteArgs, report: &Report, status: Status) -> Au
         status_source: "supervisor",
         worker_status: None,
         exit: None,
+        process: None,
     }
 }
 

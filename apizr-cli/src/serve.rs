@@ -379,6 +379,12 @@ fn spec_of(
     if let Some(package) = package {
         executable = executable.with_package(package);
     }
+    // Decided here, once, from the readiness the module is served under.
+    let in_package = executable.package.is_some();
+    executable = executable.with_import_time(apizr_ir::import_time::ImportTime::of_report(
+        &inspection.readiness,
+        in_package,
+    ));
     let mode = match &args.policy {
         Some(path) => read_policy(path, args)?,
         None if args.runtime_image.is_some() || args.runtime_platform.is_some() => {

@@ -65,6 +65,8 @@ fn the_matrix_has_every_control_with_a_mechanism_or_a_reason() {
         d["interpreter_pool"]["size_env"],
         "APIZR_INTERPRETER_PRESTART"
     );
+    let preimport = d["v1_pool"]["preimport"].as_str().unwrap();
+    assert!(preimport.contains("READY-004"), "{preimport}");
     let host = &d["host"];
     let python = host["python"].as_str().unwrap();
     assert!(Path::new(python).is_absolute(), "{python}");

@@ -97,12 +97,23 @@ fn governed_mode_runs_each_call_under_the_policy() {
     server.wait_metric("apizr_v1_pool_ready", |n| n == 2);
     let hits = server.metric("apizr_v1_pool_hits_total").unwrap();
     assert_eq!(server.post("bump", "{}"), (200, "1".into()));
-    assert_eq!(server.metric("apizr_v1_pool_hits_total"), Some(hits + 1));
+    assert_eq!(server.post("bump", "{}"), (200, "1".into()));
+    assert_eq!(server.metric("apizr_v1_pool_hits_total"), Some(hits + 2));
     assert_eq!(server.metric("apizr_v1_pool_anomalies_total"), Some(0));
+    // Readiness finds no import-time effects in tools.py: every pre-started worker imported
+    // it before its call, and a global the call before mutated is still not seen.
+    assert_eq!(
+        server.metric("apizr_v1_pool_preimported_total"),
+        server.metric("apizr_v1_pool_hits_total")
+    );
+    assert_eq!(
+        server.metric("apizr_v1_pool_import_failures_total"),
+        Some(0)
+    );
     // Every call that got a well-formed frame (not the timeout) was answered on it; each
     // process then exited cleanly and was cleaned up after the answer.
     server.wait_metric("apizr_v1_after_answer_pending", |n| n == 0);
-    assert_eq!(server.metric("apizr_v1_after_answer_calls_total"), Some(4));
+    assert_eq!(server.metric("apizr_v1_after_answer_calls_total"), Some(5));
     assert_eq!(
         server.metric("apizr_v1_after_answer_anomalies_total"),
         Some(0)

@@ -6,6 +6,7 @@
 //! * [`capability`] — the Capability IR (`apizr.capability/v1`).
 //! * [`readiness`] — the readiness report (`apizr.readiness/v1`) and TypeSpec.
 //! * [`inspection`] — the inspection envelope (`apizr.inspection/v1`).
+//! * [`import_time`] — whether a served module may be imported before its call (from readiness).
 //! * [`interface`] — the InvocationContract and its JSON Schema mapping.
 //! * [`plan`] — BoundSource and the runtime plan v1 (`apizr.runtime/v1`).
 //! * [`plan_v2`] — the container plan (`apizr.runtime/v2`) and the runtime image it pins.
@@ -21,6 +22,7 @@
 pub mod admission;
 pub mod capability;
 pub mod digest;
+pub mod import_time;
 pub mod inspection;
 pub mod interface;
 pub mod json;

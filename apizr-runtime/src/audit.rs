@@ -12,6 +12,7 @@ use std::sync::Mutex;
 use serde::Serialize;
 
 use crate::local::enforcement::ControlReport;
+use crate::local::prestart::{ColdReason, ProcessSource};
 
 /// `schema_version` of audit records.
 pub const AUDIT_SCHEMA: &str = "apizr.audit/v1";
@@ -38,6 +39,20 @@ pub struct AuditRecord {
     pub worker_status: Option<&'static str>,
     /// `exit N` / `signal N`, as the supervisor observed it.
     pub exit: Option<String>,
+    /// v1 calls of a runtime that keeps pre-started workers (servers): how the worker was
+    /// obtained and whether it had imported the module ahead (absent elsewhere).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub process: Option<ProcessRecord>,
+}
+
+/// How a pooled runtime obtained a call's worker (the call report's fields of the same name).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct ProcessRecord {
+    pub source: ProcessSource,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub preimported: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cold_reason: Option<ColdReason>,
 }
 
 impl AuditRecord {

@@ -8,7 +8,8 @@
 //! * [`process`] — starting one sandboxed worker (identity, directory, cgroups, launcher):
 //!   the one implementation both a cold call and the pre-start pool use; [`program`] says
 //!   what it starts (the v1 worker, or the code interpreter's bootstrap).
-//! * [`prestart`] — servers' pool of pre-started single-use workers (each serves one call).
+//! * [`prestart`] — servers' pool of pre-started single-use workers (each serves one call);
+//!   [`prepare`] — pre-import: such a worker imports its module before the call.
 //! * [`supervisor`], [`spawn`], [`workdir`] — the supervisor loop (one frame each way,
 //!   deadline, group kill), the process-spawning seam, the fresh working directory.
 //! * [`report`] — the call report (controls, status source, timings, process source).
@@ -30,6 +31,7 @@ pub mod launcher;
 pub(crate) mod output;
 pub mod owner;
 pub(crate) mod ownership;
+pub mod prepare;
 pub mod prestart;
 pub(crate) mod process;
 pub(crate) mod program;

@@ -17,6 +17,12 @@ use crate::request::{CallRequest, PackageFiles};
 
 /// Protocol identifier carried in every request.
 pub const PROTOCOL_V1: &str = "apizr.worker/v1";
+/// Protocol identifier of the prepare frame a pre-started worker may get before its request
+/// (pre-import: PROTOCOL.md).
+pub const PREPARE_V1: &str = "apizr.worker-prepare/v1";
+/// The frame a worker writes on its response channel once a prepare frame's module is
+/// imported: [`encode_frame`] of this payload.
+pub const PREPARED_PAYLOAD: &[u8] = b"prepared\n";
 /// Largest request frame payload (64 MiB).
 pub const MAX_REQUEST_BYTES: usize = 64 * 1024 * 1024;
 /// Length of the frame header.
@@ -103,16 +109,7 @@ pub fn encode_request(
             ("path", Value::Str(call.executable_path())),
         ]),
     );
-    root.insert(
-        "executable".into(),
-        object([
-            ("base64", Value::Str(base64(&call.executable.bytes))),
-            ("digest", to_value(&call.executable.digest)?),
-        ]),
-    );
-    if let Some(package) = &call.executable.package {
-        root.insert("package".into(), package_value(package)?);
-    }
+    insert_source(&mut root, call)?;
     let limits = &call.policy.limits;
     root.insert(
         "limits".into(),
@@ -137,12 +134,55 @@ pub fn encode_request(
         root.insert("returns".into(), to_value(returns)?);
     }
     root.insert("protocol".into(), Value::Str(PROTOCOL_V1.into()));
-    let seccomp = match seccomp_programs {
+    root.insert("seccomp".into(), seccomp_value(seccomp_programs));
+    Value::Object(root).canonical_bytes()
+}
+
+/// The prepare frame's payload (pre-import): what the worker needs to import `call`'s module
+/// exactly as the request would have it imported (its bytes, package and the seccomp
+/// programs installed first), and nothing of any one call. The request that follows must
+/// carry the same `executable`, `package`, `seccomp`, module and path.
+pub fn encode_prepare(
+    call: &CallRequest,
+    seccomp_programs: Option<&[Vec<u8>]>,
+) -> Result<Vec<u8>, CanonicalError> {
+    let mut root = BTreeMap::new();
+    root.insert(
+        "call".into(),
+        object([
+            ("module", Value::Str(call.module.clone())),
+            ("path", Value::Str(call.executable_path())),
+        ]),
+    );
+    insert_source(&mut root, call)?;
+    root.insert("protocol".into(), Value::Str(PREPARE_V1.into()));
+    root.insert("seccomp".into(), seccomp_value(seccomp_programs));
+    Value::Object(root).canonical_bytes()
+}
+
+/// `executable` (bytes and digest) and, for a module of a package, `package`.
+fn insert_source(
+    root: &mut BTreeMap<String, Value>,
+    call: &CallRequest,
+) -> Result<(), CanonicalError> {
+    root.insert(
+        "executable".into(),
+        object([
+            ("base64", Value::Str(base64(&call.executable.bytes))),
+            ("digest", to_value(&call.executable.digest)?),
+        ]),
+    );
+    if let Some(package) = &call.executable.package {
+        root.insert("package".into(), package_value(package)?);
+    }
+    Ok(())
+}
+
+fn seccomp_value(programs: Option<&[Vec<u8>]>) -> Value {
+    match programs {
         Some(programs) => Value::Array(programs.iter().map(|p| Value::Str(hex(p))).collect()),
         None => Value::Null,
-    };
-    root.insert("seccomp".into(), seccomp);
-    Value::Object(root).canonical_bytes()
+    }
 }
 
 /// `{"files": {path: {"base64", "digest"}}}`: a package's files as the worker reads them

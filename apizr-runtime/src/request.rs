@@ -8,6 +8,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use apizr_ir::import_time::ImportTime;
 use apizr_ir::json::Value;
 use apizr_ir::policy::PolicyV1;
 use apizr_ir::{Digest, ParameterKind, TypeSpec};
@@ -37,6 +38,10 @@ pub struct Executable {
     /// A module of a package: every local file importing it runs (see [`PackageFiles`]).
     /// `None` for a single file, whose parent packages are empty stand-ins.
     pub package: Option<Arc<PackageFiles>>,
+    /// Whether a pre-started worker may import the module before its call (decided once, by
+    /// the server that inspected the source: [`ImportTime::of_report`]); `Unknown` unless
+    /// set.
+    pub import_time: ImportTime,
 }
 
 impl Executable {
@@ -47,7 +52,15 @@ impl Executable {
             bytes,
             digest,
             package: None,
+            import_time: ImportTime::Unknown,
         }
+    }
+
+    /// The same executable with the readiness verdict on its import ([`ImportTime`]).
+    #[must_use]
+    pub fn with_import_time(mut self, import_time: ImportTime) -> Self {
+        self.import_time = import_time;
+        self
     }
 
     /// The same executable as a module of `package`.

@@ -23,6 +23,9 @@ except ImportError:  # CPython 3.12+
 _ModuleType = type(sys)
 
 PROTOCOL = "apizr.worker/v1"
+# A pre-started worker may get this frame before its request: import the module now.
+PREPARE_PROTOCOL = "apizr.worker-prepare/v1"
+_PREPARED = b"prepared"
 SCHEMA = "apizr.execution-result/v1"
 MAX_REQUEST = 64 * 1024 * 1024
 MAX_NODES = 100000
@@ -186,29 +189,51 @@ def _respond(status, value, limit):
     _exit(0)
 
 
-def _read_request():
-    chunks = []
-    total = 0
-    while True:
-        chunk = os.read(0, 1 << 20)
+_INBUF = bytearray()
+
+
+def _read_exact(n):
+    # Buffered: one read usually brings a whole frame (one syscall per frame).
+    while len(_INBUF) < n:
+        chunk = os.read(0, max(n - len(_INBUF), 1 << 16))
         if not chunk:
-            break
-        total += len(chunk)
-        if total > MAX_REQUEST + 9:
-            raise _Fail("worker_failed")
-        chunks.append(chunk)
-    data = b"".join(chunks)
-    if len(data) < 8:
+            return None
+        _INBUF.extend(chunk)
+    data = bytes(_INBUF[:n])
+    del _INBUF[:n]
+    return data
+
+
+def _read_frame(protocols):
+    # Exactly one frame (header, then the declared payload, which ends with a newline),
+    # holding a JSON object of one of `protocols`; anything else is worker_failed.
+    header = _read_exact(8)
+    if header is None:
         raise _Fail("worker_failed")
-    size = int.from_bytes(data[:8], "big")
-    if size > MAX_REQUEST or len(data) != 8 + size or not data.endswith(b"\n"):
+    size = int.from_bytes(header, "big")
+    if size > MAX_REQUEST:
+        raise _Fail("worker_failed")
+    data = _read_exact(size)
+    if data is None or not data.endswith(b"\n"):
+        raise _Fail("worker_failed")
+    message = _loads(data.decode("utf-8"))
+    if type(message) is not dict or message.get("protocol") not in protocols:
+        raise _Fail("worker_failed")
+    return message
+
+
+def _read_request(protocols):
+    # The request (or, in a pre-started worker, the prepare frame first: PROTOCOL.md
+    # "Pre-import"). After the request, stdin must be at its end: a byte more is
+    # worker_failed, as is a short frame.
+    request = _read_frame(protocols)
+    if request["protocol"] != PROTOCOL:
+        return request
+    if _INBUF or os.read(0, 1):
         raise _Fail("worker_failed")
     null = os.open(os.devnull, os.O_RDONLY)
     os.dup2(null, 0)
     os.close(null)
-    request = _loads(data[8:].decode("utf-8"))
-    if type(request) is not dict or request.get("protocol") != PROTOCOL:
-        raise _Fail("worker_failed")
     return request
 
 
@@ -645,12 +670,75 @@ def _on_cpu_limit(signum, frame):
     _exit(128 + signum)
 
 
+def _import(request):
+    # The served module, from the request's verified bytes: the one loader of the cold path
+    # and of a pre-import (same checks, same order, same statuses).
+    call = request["call"]
+    executable = request["executable"]
+    source = binascii.a2b_base64(executable["base64"].encode("ascii"), strict_mode=True)
+    digest = executable["digest"]
+    if digest.get("algorithm") != "sha256" or _sha256(source).hexdigest() != digest.get(
+        "value"
+    ):
+        raise _Fail("source_mismatch")
+    if call.get("execution") == "async":
+        import asyncio  # noqa: F401  (before the module, as always for an async call)
+    name = call["module"]
+    parts = name.split(".")
+    prefixes = [".".join(parts[:i]) for i in range(1, len(parts) + 1)]
+    if any(p in sys.modules or p in _REFERENCE_MODULES for p in prefixes):
+        raise _Fail("binding_failed")
+    package = request.get("package")
+    modules = None if package is None else _package_modules(package)
+    if request.get("seccomp"):
+        _install_seccomp(request["seccomp"])
+    os.environ["APIZR_SERVED_PROCESS"] = "1"
+    if modules is None:
+        return _load_module(name, call["path"], source)
+    return _load_package_module(name, source, modules)
+
+
+# What a prepare frame fixes; the request must carry exactly the same, or the worker was
+# given a call it was not prepared for.
+_PREPARED_KEYS = ("executable", "package", "seccomp")
+
+
+def _prepared_for(prepare, request):
+    call, ready = request["call"], prepare["call"]
+    return (
+        call["module"] == ready["module"]
+        and call["path"] == ready["path"]
+        and all(request.get(k) == prepare.get(k) for k in _PREPARED_KEYS)
+    )
+
+
+def _prepare(prepare):
+    # Pre-import (PROTOCOL.md): import the module now, then tell the supervisor on the
+    # response channel. A failure says nothing and exits: the pool discards the worker and
+    # the call goes cold, where the same import gives the status it always gave.
+    try:
+        module = _import(prepare)
+    except BaseException:
+        _exit(3)
+    marker = _PREPARED + b"\n"
+    try:
+        _write(_OUT, len(marker).to_bytes(8, "big") + marker)
+    except BaseException:
+        _exit(3)
+    return module
+
+
 def _main():
     limit = 128
     if hasattr(_signal, "SIGXCPU"):
         _signal.signal(_signal.SIGXCPU, _on_cpu_limit)
     try:
-        request = _read_request()
+        request = _read_request((PROTOCOL, PREPARE_PROTOCOL))
+        prepare = module = None
+        if request["protocol"] == PREPARE_PROTOCOL:
+            prepare = request
+            module = _prepare(prepare)
+            request = _read_request((PROTOCOL,))
         limits = request["limits"]
         limit = int(limits["max_output_bytes"])
         call = request["call"]
@@ -658,30 +746,13 @@ def _main():
         arguments = request["arguments"]
         if not _input_size_ok(params, arguments, int(limits["max_input_bytes"])):
             raise _Fail("invalid_input")
-        executable = request["executable"]
-        source = binascii.a2b_base64(executable["base64"].encode("ascii"), strict_mode=True)
-        digest = executable["digest"]
-        if digest.get("algorithm") != "sha256" or _sha256(source).hexdigest() != digest.get(
-            "value"
-        ):
-            raise _Fail("source_mismatch")
         execution = call["execution"]
+        if prepare is None:
+            module = _import(request)
+        elif not _prepared_for(prepare, request):
+            raise _Fail("worker_failed")
         if execution == "async":
             import asyncio
-        name = call["module"]
-        parts = name.split(".")
-        prefixes = [".".join(parts[:i]) for i in range(1, len(parts) + 1)]
-        if any(p in sys.modules or p in _REFERENCE_MODULES for p in prefixes):
-            raise _Fail("binding_failed")
-        package = request.get("package")
-        modules = None if package is None else _package_modules(package)
-        if request.get("seccomp"):
-            _install_seccomp(request["seccomp"])
-        os.environ["APIZR_SERVED_PROCESS"] = "1"
-        if modules is None:
-            module = _load_module(name, call["path"], source)
-        else:
-            module = _load_package_module(name, source, modules)
         func = module.__dict__.get(call["function"])
         _verify_binding(func, execution, params)
         by_name = {p["name"]: p["type"] for p in params}
@@ -732,21 +803,6 @@ def _main():
 # time. The single-shot path is unchanged.
 
 SERVE_PROTOCOL = "apizr.worker-serve/v2"
-
-
-_INBUF = bytearray()
-
-
-def _read_exact(n):
-    # Buffered: one read usually brings a whole request frame (one syscall per call).
-    while len(_INBUF) < n:
-        chunk = os.read(0, max(n - len(_INBUF), 1 << 16))
-        if not chunk:
-            return None
-        _INBUF.extend(chunk)
-    data = bytes(_INBUF[:n])
-    del _INBUF[:n]
-    return data
 
 
 def _read_serve_payload():

@@ -13,11 +13,12 @@ use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use apizr_runtime::LocalRuntime;
+use apizr_runtime::ir::import_time::ImportTime;
 use apizr_runtime::ir::json::Value;
 use apizr_runtime::ir::{ParameterKind, TypeKind};
 use apizr_runtime::local::cgroup::{self, GROUP_PREFIX};
 use apizr_runtime::local::prestart::{ColdReason, PrestartConfig, ProcessSource};
+use apizr_runtime::{CallOutcome, LocalRuntime};
 use common::*;
 
 const PROBE: &str = r#"
@@ -56,6 +57,8 @@ fn no_state_uid_tmp_or_cgroup_crosses_calls() {
     for (out, v) in outs.iter().zip(&values) {
         assert_eq!(status(out), "success", "{:?}", out.report);
         assert_eq!(out.report.process, Some(ProcessSource::Prestarted));
+        // The module has no import-time effects: each worker imported it ahead of its call.
+        assert_eq!(out.report.preimported, Some(true), "{:?}", out.report);
         // A global mutated by call N is not seen by call N+1, nor is its /tmp file.
         assert_eq!(v["counter"], 1, "{v}");
         assert_eq!(v["tmp"], serde_json::json!([]), "{v}");
@@ -75,9 +78,105 @@ fn no_state_uid_tmp_or_cgroup_crosses_calls() {
     let stats = rt.prestart_stats().unwrap();
     assert_eq!(stats.hits, 3, "{stats:?}");
     assert_eq!(stats.misses, 0, "{stats:?}");
+    assert_eq!(stats.preimported, 3, "{stats:?}");
     drop(rt);
     assert!(processes_of(&root, "").is_empty());
     assert_eq!(std::fs::read_dir(&root).unwrap().count(), 0);
+}
+
+#[test]
+fn a_module_with_import_time_effects_is_imported_with_its_call() {
+    let root = temp_root("prestart-effects");
+    let rt = prestarted_in(&root, Duration::from_secs(60));
+    // READY-004: the top level prints (an effect), so readiness refuses the import ahead.
+    let effects = "print('imported now')\n\ndef f():\n    return 7\n";
+    assert_eq!(import_time_of(effects), ImportTime::Effects);
+    for _ in 0..2 {
+        let out = run(&rt, effects, "f", STRICT);
+        assert_eq!(envelope_text(&out), SEVEN, "{:?}", out.report);
+        assert_eq!(out.report.process, Some(ProcessSource::Prestarted));
+        assert_eq!(out.report.preimported, Some(false));
+        assert_eq!(out.report.cold_reason, Some(ColdReason::ImportEffects));
+        // The import ran with the call, inside it: its output is the call's.
+        assert!(
+            out.report.stderr.contains("imported now"),
+            "{:?}",
+            out.report
+        );
+    }
+    assert_eq!(rt.prestart_stats().unwrap().preimported, 0);
+}
+
+const SEVEN: &str =
+    "{\"schema_version\":\"apizr.execution-result/v1\",\"status\":\"success\",\"value\":7}\n";
+
+/// `source`'s call `f` in a pool told the module may be imported ahead (the runtime trusts
+/// the flag; a server sets it only from readiness), and cold.
+fn ahead_and_cold(tag: &str, source: &str, policy_text: &str) -> (Vec<CallOutcome>, CallOutcome) {
+    let root = temp_root(tag);
+    let rt = prestarted_in(&root, Duration::from_secs(60));
+    let mut c = call0(source, "f");
+    c.policy = policy(policy_text);
+    c.executable.import_time = ImportTime::Harmless;
+    let pooled = (0..2).map(|_| exec(&rt, &c)).collect();
+    let failures = rt.prestart_stats().unwrap().import_failures;
+    assert_eq!(failures, 1, "one failed import ahead stops pre-import");
+    let cold = exec(&cold_runtime_in(&root), &c);
+    (pooled, cold)
+}
+
+#[test]
+fn a_module_imported_ahead_is_already_inside_every_control() {
+    // Readiness would refuse this import ahead (a call at the top level); told it may, the
+    // pool shows the seccomp programs are in force before the module's first statement.
+    let source = "import os\ntry:\n    pid = os.fork()\nexcept OSError:\n    FORK = 'denied'\n\
+                  else:\n    if pid == 0:\n        os._exit(0)\n    FORK = 'allowed'\n\n\
+                  def f():\n    return FORK\n";
+    let root = temp_root("prestart-import-sandboxed");
+    let rt = prestarted_in(&root, Duration::from_secs(60));
+    let mut c = call0(source, "f");
+    c.policy = policy(STRICT);
+    c.executable.import_time = ImportTime::Harmless;
+    let out = exec(&rt, &c);
+    if enforced(&out, "subprocess") {
+        assert_eq!(out.report.preimported, Some(true), "{:?}", out.report);
+        assert_eq!(value(&out), "denied", "{:?}", out.report);
+    }
+}
+
+#[test]
+fn an_import_ahead_that_fails_gives_the_cold_envelope() {
+    let source = "import sys\nsys.stderr.write('top level ran\\n')\nraise RuntimeError('no')\n\ndef f():\n    return 7\n";
+    let (pooled, cold) = ahead_and_cold("prestart-import-fails", source, STRICT);
+    assert_eq!(status(&cold), "execution_failed");
+    for out in &pooled {
+        // Byte for byte the cold envelope; the import ran again, with the call.
+        assert_eq!(envelope_text(out), envelope_text(&cold), "{:?}", out.report);
+        assert_eq!(out.report.process, Some(ProcessSource::Prestarted));
+        assert_eq!(out.report.preimported, Some(false));
+        assert_eq!(out.report.cold_reason, Some(ColdReason::ImportFailed));
+        assert!(
+            out.report.stderr.contains("RuntimeError: no"),
+            "{:?}",
+            out.report
+        );
+    }
+}
+
+#[test]
+fn an_import_ahead_past_the_wall_time_is_given_up() {
+    let source = "import time\ntime.sleep(3)\n\ndef f():\n    return 7\n";
+    let (pooled, cold) = ahead_and_cold(
+        "prestart-import-slow",
+        source,
+        r#"{"limits":{"wall_time_ms":700}}"#,
+    );
+    assert_eq!(status(&cold), "timeout");
+    for out in &pooled {
+        assert_eq!(envelope_text(out), envelope_text(&cold), "{:?}", out.report);
+        assert_eq!(out.report.preimported, Some(false));
+        assert_eq!(out.report.cold_reason, Some(ColdReason::ImportTimedOut));
+    }
 }
 
 #[test]

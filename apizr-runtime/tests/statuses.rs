@@ -389,6 +389,7 @@ fn source_mismatch_and_invalid_input() {
         bytes: b"def f():\n    return 2\n".to_vec(),
         digest: c.executable.digest.clone(),
         package: None,
+        import_time: Default::default(),
     };
     assert_eq!(status(&rt.execute(&c)), "source_mismatch");
     // Argument that does not convert to its TypeSpec (the planner should have caught it).

@@ -67,5 +67,6 @@ pub fn record(
         status_source: "supervisor",
         worker_status: None,
         exit,
+        process: None,
     }
 }

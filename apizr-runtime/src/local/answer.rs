@@ -3,7 +3,7 @@
 
 use std::sync::Mutex;
 
-use crate::audit::{AUDIT_SCHEMA, AuditRecord};
+use crate::audit::{AUDIT_SCHEMA, AuditRecord, ProcessRecord};
 use crate::envelope::Envelope;
 use crate::local::after::Reaped;
 use crate::local::enforcement::EnforcementPlan;
@@ -38,6 +38,21 @@ pub(crate) fn audit_record(
         status_source: report.status_source,
         worker_status: report.worker_status,
         exit: report.exit.clone(),
+        process: process_record(report),
+    }
+}
+
+/// Only a runtime with pre-started workers (a server) says how it obtained the worker: its
+/// calls have `preimported` or a `cold_reason`.
+fn process_record(report: &CallReport) -> Option<ProcessRecord> {
+    let pooled = report.preimported.is_some() || report.cold_reason.is_some();
+    match report.process {
+        Some(source) if pooled => Some(ProcessRecord {
+            source,
+            preimported: report.preimported,
+            cold_reason: report.cold_reason,
+        }),
+        _ => None,
     }
 }
 

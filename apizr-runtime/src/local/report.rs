@@ -35,7 +35,13 @@ pub struct CallReport {
     pub stderr_truncated: bool,
     /// How the worker process was obtained (`cold` or `prestarted`; `null`: none ran).
     pub process: Option<ProcessSource>,
-    /// Why the call went cold although the runtime keeps pre-started workers.
+    /// A pre-started worker: whether it had imported the module before the call (pre-import,
+    /// only for a module whose readiness shows no import-time effects).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub preimported: Option<bool>,
+    /// Why the call went cold although the runtime keeps pre-started workers; for a
+    /// pre-started worker that did not import the module ahead, why not (`import_effects`,
+    /// `import_unknown`, `import_failed`, `import_timed_out`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cold_reason: Option<ColdReason>,
     /// What was abnormal after the call was answered on its frame (the process had to be

@@ -14,6 +14,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
+use apizr_ir::import_time::ImportTime;
+
 use crate::audit::AuditSink;
 use crate::call::HeldUntilEnd;
 use crate::envelope::Envelope;
@@ -22,14 +24,14 @@ use crate::local::answer::{audit_record, decide};
 use crate::local::cgroup;
 use crate::local::enforcement::{self, EnforcementPlan};
 use crate::local::host::HostCapabilities;
-use crate::local::prestart::{Pool, PrestartConfig, PrestartStats, ProcessSource};
+use crate::local::prestart::{ColdReason, Pool, PrestartConfig, PrestartStats, ProcessSource};
 use crate::local::process::{Factory, StartError, WorkerProcess};
 use crate::local::program::Program;
 use crate::local::spawn::{LocalSpawner, ProcessSpawner};
 use crate::local::supervisor::{describe_exit, supervise_to_frame};
 use crate::local::workdir;
 use crate::local::{launcher, seccomp};
-use crate::protocol::{MAX_REQUEST_BYTES, encode_frame, encode_request};
+use crate::protocol::{MAX_REQUEST_BYTES, encode_frame, encode_prepare, encode_request};
 use crate::request::CallRequest;
 use crate::status::Status;
 
@@ -244,7 +246,7 @@ impl LocalRuntime {
             Ok(p) if p.len() <= MAX_REQUEST_BYTES => p,
             _ => return (Envelope::status(Status::InvalidInput), None),
         };
-        let process = match self.obtain(call, host, plan, report) {
+        let process = match self.obtain(call, host, plan, programs, report) {
             Ok(process) => process,
             Err(StartError::Refused { control, why }) => {
                 // Nothing ran: the limit could not be set up, so the call is refused.
@@ -272,19 +274,31 @@ impl LocalRuntime {
     }
 
     /// A pre-started worker when the pool has one, else a cold start (the report says which,
-    /// and why cold).
+    /// whether the module was imported ahead, and why cold).
     fn obtain(
         &self,
         call: &CallRequest,
         host: &HostCapabilities,
         plan: &EnforcementPlan,
+        programs: Option<&[Vec<u8>]>,
         report: &mut CallReport,
     ) -> Result<WorkerProcess, StartError> {
         if let Some(pool) = self.prestart.get() {
-            match pool.take(call, plan, host) {
-                Ok(process) => {
+            // Only a module whose import readiness shows harmless is imported ahead, with the
+            // seccomp programs its request would install first.
+            let preimport = || match call.executable.import_time {
+                ImportTime::Harmless => {
+                    encode_prepare(call, programs).map_err(|_| ColdReason::ImportFailed)
+                }
+                ImportTime::Effects => Err(ColdReason::ImportEffects),
+                ImportTime::Unknown => Err(ColdReason::ImportUnknown),
+            };
+            match pool.take(call, plan, host, preimport) {
+                Ok(taken) => {
                     report.process = Some(ProcessSource::Prestarted);
-                    return Ok(process);
+                    report.preimported = Some(taken.preimport.is_ok());
+                    report.cold_reason = taken.preimport.err();
+                    return Ok(taken.process);
                 }
                 Err(reason) => report.cold_reason = Some(reason),
             }

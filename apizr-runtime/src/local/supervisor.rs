@@ -119,6 +119,22 @@ impl Started {
         self.child
     }
 
+    /// Pre-import: send the booted worker `payload` as its prepare frame and wait at most
+    /// `timeout` for its readiness frame ([`prepare`](crate::local::prepare)). Call after
+    /// [`Started::wait_booted`] returned true.
+    pub fn prepare(
+        &mut self,
+        payload: &[u8],
+        timeout: Duration,
+    ) -> Result<(), crate::local::prepare::PrepareFailure> {
+        let pgid = i32::try_from(self.child.id()).map(Pid::from_raw).ok();
+        let stdin = match &mut self.stdin {
+            Stdin::Ready(pipe) => pipe,
+            Stdin::Booting(_) => return Err(crate::local::prepare::PrepareFailure::Failed),
+        };
+        crate::local::prepare::prepare(stdin, &mut self.child.stdout, pgid, payload, timeout)
+    }
+
     /// Whether the process has already exited (a pre-started worker must not have).
     pub fn exited(&mut self) -> bool {
         !matches!(self.child.try_wait(), Ok(None))

@@ -135,6 +135,7 @@ impl OciExecutor {
                 Report::Oci(report) => report.exit.map(|code| format!("exit {code}")),
                 _ => None,
             },
+            process: None,
         };
         let _ = sink.record(&record);
     }

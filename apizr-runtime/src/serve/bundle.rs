@@ -18,6 +18,7 @@
 use std::path::{Component, Path};
 
 use apizr_ir::admission::parse_permissive;
+use apizr_ir::import_time::ImportTime;
 use apizr_ir::policy::AnyPolicy;
 use apizr_ir::policy_v2::PolicyV2;
 use apizr_ir::{Digest, Value};
@@ -59,6 +60,26 @@ pub(super) fn digest_of(v: &Value) -> Option<String> {
         (Some(Value::Str(a)), Some(Value::Str(h))) if a == "sha256" => Some(h.clone()),
         _ => None,
     }
+}
+
+/// Whether the module may be imported ahead of its call, from its readiness document `rel`
+/// (a listed artifact, so its digest was checked) by the one rule
+/// ([`ImportTime::of_document`]); `Unknown` when the bundle lists none.
+pub(super) fn import_time(
+    dir: &Path,
+    rel: &str,
+    listed: &dyn Fn(&str) -> bool,
+    in_package: bool,
+) -> Result<ImportTime, ServeError> {
+    if !listed(rel) {
+        return Ok(ImportTime::Unknown);
+    }
+    let raw = read(dir, rel)?;
+    let doc = parse_permissive(&raw).map_err(|source| BundleError::Json {
+        file: rel.to_string(),
+        source,
+    })?;
+    Ok(ImportTime::of_document(&doc, in_package))
 }
 
 pub(super) fn str_field<'a>(v: &'a Value, key: &'static str) -> Result<&'a str, BundleError> {
@@ -142,6 +163,9 @@ fn load_specs(dir: &Path) -> Result<Vec<ServeSpec>, ServeError> {
     if let Some(package) = manifest.get("package") {
         executable = executable.with_package(package_files(dir, package, &listed)?);
     }
+    let in_package = executable.package.is_some();
+    executable =
+        executable.with_import_time(import_time(dir, "readiness.json", &listed, in_package)?);
     let module = manifest
         .get("source")
         .map(|s| str_field(s, "module"))

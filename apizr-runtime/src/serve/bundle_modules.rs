@@ -10,7 +10,7 @@ use std::path::Path;
 
 use apizr_ir::{Digest, Value};
 
-use super::bundle::{digest_of, package_files, read, requirements, str_field};
+use super::bundle::{digest_of, import_time, package_files, read, requirements, str_field};
 use super::error::{BundleError, ServeError};
 use super::spec::{ServeSource, ServeSpec};
 use crate::request::Executable;
@@ -60,6 +60,11 @@ pub(super) fn sources(
             let mut files = package_files(dir, entry, listed)?;
             files.requirements = requirements.clone();
             executable = executable.with_package(files);
+        }
+        if let Some(Value::Str(readiness)) = entry.get("readiness") {
+            let in_package = executable.package.is_some();
+            executable =
+                executable.with_import_time(import_time(dir, readiness, listed, in_package)?);
         }
         let Some(Value::Array(ids)) = entry.get("capabilities") else {
             return Err(BundleError::MissingField("package.modules[].capabilities").into());

@@ -360,6 +360,16 @@ pub fn render_v1_pool(out: &mut String, stats: &crate::local::prestart::Prestart
             "Pre-started workers found exited before their call.",
             stats.anomalies,
         ),
+        (
+            "preimported",
+            "Calls served by a pre-started worker that had imported the module ahead.",
+            stats.preimported,
+        ),
+        (
+            "import_failures",
+            "Imports ahead of a call that failed or timed out (pre-import stops for that module).",
+            stats.import_failures,
+        ),
     ];
     family(out, "v1_pool", &counters, true);
 }

@@ -210,6 +210,7 @@ impl NativeRoute {
             status_source: "router",
             worker_status: None,
             exit: None,
+            process: None,
         }
     }
 }

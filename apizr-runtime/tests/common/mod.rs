@@ -4,6 +4,8 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use apizr_runtime::ir::SourceKind;
+use apizr_runtime::ir::import_time::ImportTime;
 use apizr_runtime::ir::json::Value;
 use apizr_runtime::ir::policy::PolicyV1;
 use apizr_runtime::ir::{ParameterKind, TypeKind, TypeSpec};
@@ -137,7 +139,8 @@ pub fn call(
     };
     CallRequest {
         capability_id: format!("python:m:{function}"),
-        executable: Executable::new(source.as_bytes().to_vec()),
+        executable: Executable::new(source.as_bytes().to_vec())
+            .with_import_time(import_time_of(source)),
         module: "m".into(),
         function: function.into(),
         execution,
@@ -149,6 +152,19 @@ pub fn call(
             .map(|(k, v)| (k.to_string(), v.clone()))
             .collect::<BTreeMap<_, _>>(),
         policy: PolicyV1::default(),
+    }
+}
+
+/// The readiness verdict on importing `source` (module `m`) ahead of its call, as a server
+/// decides it (the real inspector, readiness v1): pre-started workers (the hostile suites'
+/// pool pass) import a module ahead exactly when a server would.
+pub fn import_time_of(source: &str) -> ImportTime {
+    let options = apizr_inspect::InspectOptions::default();
+    match apizr_inspect::on_inspect_stack(|| {
+        apizr_inspect::inspect_bytes(source.as_bytes(), SourceKind::Python, "m", options)
+    }) {
+        Ok(Ok(outcome)) => ImportTime::of_report(&outcome.inspection.readiness, false),
+        _ => ImportTime::Unknown,
     }
 }
 
@@ -254,6 +270,9 @@ pub fn exec(rt: &LocalRuntime, call: &CallRequest) -> CallOutcome {
             "{:?}",
             out.report
         );
+        // A module readiness finds harmless to import was imported ahead of its call.
+        let ahead = call.executable.import_time == ImportTime::Harmless;
+        assert_eq!(out.report.preimported, Some(ahead), "{:?}", out.report);
     }
     out
 }

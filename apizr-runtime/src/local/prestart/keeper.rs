@@ -4,7 +4,8 @@
 
 use std::time::{Duration, Instant};
 
-use super::{Idle, Key, Shared, State, bump};
+use super::{ColdReason, Idle, Key, Shared, State, bump};
+use crate::local::prepare::PrepareFailure;
 use crate::local::process::{BOOT_TIMEOUT, WorkerProcess};
 
 /// A key nobody called for this long keeps no workers (its next call goes cold and
@@ -85,56 +86,92 @@ fn next_job(shared: &Shared, state: &mut State) -> Option<(Key, u64)> {
     Some((key.clone(), epoch))
 }
 
+/// How starting one worker ended.
+enum Started {
+    /// Ready; whether it imported the module ahead.
+    Ready(Box<WorkerProcess>, bool),
+    /// The worker could not be started.
+    Failed(String),
+    /// It started but its import ahead failed (discarded): pre-import stops for the key.
+    ImportFailed(ColdReason),
+}
+
 fn start_one(shared: &Shared, key: Key, epoch: u64) {
     let inputs = {
         let state = shared.lock();
         state.slots.get(&key).map(|s| {
+            let payload = s.preimport.as_ref().ok().cloned();
             (
                 s.policy.clone(),
                 s.plan.clone(),
                 s.host.clone(),
                 s.program.clone(),
+                payload,
             )
         })
     };
-    let started = inputs.map(|(policy, plan, host, program)| {
-        shared
-            .factory
-            .start(&policy, &plan, &host, &program)
-            .map_err(|e| e.to_string())
-            .and_then(|mut process| {
-                // Ready means the interpreter has read the whole worker.
-                if process.started.wait_booted(BOOT_TIMEOUT) {
-                    Ok(process)
-                } else {
-                    let failed = process.discard();
-                    Err(format!("the worker did not start; clean-up: {failed:?}"))
-                }
-            })
+    let started = inputs.map(|(policy, plan, host, program, payload)| {
+        let mut process = match shared.factory.start(&policy, &plan, &host, &program) {
+            Ok(process) => process,
+            Err(e) => return Started::Failed(e.to_string()),
+        };
+        // Ready means the interpreter has read the whole worker.
+        if !process.started.wait_booted(BOOT_TIMEOUT) {
+            let failed = process.discard();
+            return Started::Failed(format!("the worker did not start; clean-up: {failed:?}"));
+        }
+        let Some(payload) = payload else {
+            return Started::Ready(Box::new(process), false);
+        };
+        // The import ahead gets the policy's wall time, as the call's own import would.
+        let bound = Duration::from_millis(policy.limits.wall_time_ms);
+        match process.started.prepare(&payload, bound) {
+            Ok(()) => Started::Ready(Box::new(process), true),
+            Err(failure) => {
+                discard(shared, vec![process]);
+                Started::ImportFailed(match failure {
+                    PrepareFailure::Failed => ColdReason::ImportFailed,
+                    PrepareFailure::TimedOut => ColdReason::ImportTimedOut,
+                })
+            }
+        }
     });
     let mut state = shared.lock();
     let stale = state.epoch != epoch || state.stop;
     let Some(slot) = state.slots.get_mut(&key) else {
         drop(state);
-        if let Some(Ok(process)) = started {
-            discard(shared, vec![process]);
+        if let Some(Started::Ready(process, _)) = started {
+            discard(shared, vec![*process]);
         }
         return;
     };
     slot.starting = slot.starting.saturating_sub(1);
     match started {
-        Some(Ok(process)) if !stale => {
+        Some(Started::Ready(process, preimported)) if !stale => {
             slot.ready.push_back(Idle {
-                process,
+                process: *process,
                 since: Instant::now(),
                 epoch,
+                preimported,
             });
             slot.retry_at = None;
             bump(&shared.counters.refills, 1);
             shared.changed.notify_all();
         }
-        Some(Ok(process)) => state.doomed.push(process),
-        Some(Err(why)) => {
+        Some(Started::Ready(process, _)) => state.doomed.push(*process),
+        Some(Started::ImportFailed(why)) => {
+            // The same bytes would fail the same way (or take as long) again: the module's
+            // calls import with their request from now on, and say why.
+            if slot.preimport.is_ok() {
+                slot.preimport = Err(why);
+            }
+            bump(&shared.counters.import_failures, 1);
+            eprintln!(
+                "apizr: a pre-started v1 worker could not import its module ahead of its call \
+                 ({why:?}); that module's calls import it with their request"
+            );
+        }
+        Some(Started::Failed(why)) => {
             slot.retry_at = Some(Instant::now() + RETRY_AFTER);
             bump(&shared.counters.refill_failures, 1);
             eprintln!("apizr: could not pre-start a v1 worker: {why}");

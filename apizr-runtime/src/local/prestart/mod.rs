@@ -21,6 +21,15 @@
 //! A killed server leaks nothing: each idle worker's launcher holds the server's pidfd as its
 //! lifeline and removes the worker, its directory and cgroups when the server dies; the
 //! start-up sweep removes what a crashed launcher could not (owner checked dead first).
+//!
+//! Pre-import: when readiness shows the module's import changes nothing a call could observe
+//! ([`ImportTime::Harmless`](apizr_ir::import_time::ImportTime)), the keeper also has each
+//! new worker import the module before it counts as ready ([`crate::local::prepare`]: the
+//! worker is inside every control by then). The key holds the module, so a worker only ever
+//! serves the module it imported. An import that fails or passes the policy's wall time
+//! discards the worker and stops pre-import for the key (its calls then import with their
+//! request, in pre-started workers, as on the cold path: the status and report are the ones
+//! the cold path gives, and the report's `cold_reason` says why the import was not ahead).
 
 mod keeper;
 
@@ -46,6 +55,11 @@ pub const DEFAULT_SIZE: usize = 2;
 /// A pre-started worker idle longer than this is discarded and replaced (so no process waits
 /// for hours with state the host may have changed under it, e.g. a rotated interpreter).
 pub const MAX_IDLE: Duration = Duration::from_secs(45);
+/// When a pre-started worker imports its module ahead of the call (`apizr doctor`).
+pub const PREIMPORT_RULE: &str = "the module is imported ahead (pre-import) when its readiness \
+    shows no import-time effects (no READY-004 or READY-015 under the readiness it is served \
+    with); an import ahead that fails or passes the policy's wall time stops pre-import for \
+    that module (metrics: apizr_v1_pool_preimported_total, apizr_v1_pool_import_failures_total)";
 /// The environment variable that sizes the pool when no flag does (`0`: off).
 pub const SIZE_ENV: &str = "APIZR_V1_PRESTART";
 
@@ -94,6 +108,14 @@ pub enum ColdReason {
     ProbeChanged,
     /// The policy has no digest, so calls cannot be matched to workers.
     NoKey,
+    /// Pre-import refused: readiness found import-time effects (READY-004 or READY-015).
+    ImportEffects,
+    /// Pre-import refused: no readiness for this source.
+    ImportUnknown,
+    /// Pre-import stopped for the module: an import ahead of a call failed.
+    ImportFailed,
+    /// Pre-import stopped for the module: an import ahead of a call passed the wall time.
+    ImportTimedOut,
 }
 
 /// The pool's counters and gauges (`/metrics`).
@@ -110,6 +132,10 @@ pub struct PrestartStats {
     pub refill_failures: u64,
     pub cleanup_failures: u64,
     pub anomalies: u64,
+    /// Hits served by a worker that had imported the module ahead.
+    pub preimported: u64,
+    /// Imports ahead that failed or timed out (each stops pre-import for its module).
+    pub import_failures: u64,
 }
 
 impl PrestartStats {
@@ -127,18 +153,30 @@ impl PrestartStats {
             refill_failures: self.refill_failures + other.refill_failures,
             cleanup_failures: self.cleanup_failures + other.cleanup_failures,
             anomalies: self.anomalies + other.anomalies,
+            preimported: self.preimported + other.preimported,
+            import_failures: self.import_failures + other.import_failures,
         }
     }
 }
 
-/// A pool key: (policy digest, digest of what runs — the served executable for the v1
-/// worker, the bootstrap and its settings for the code interpreter).
+/// A pool key: (policy digest, digest of what runs — the served executable under its module
+/// name for the v1 worker, whose pre-import binds it to that module; the bootstrap and its
+/// settings for the code interpreter).
 pub(crate) type Key = (Digest, Digest);
 
 struct Idle {
     process: WorkerProcess,
     since: Instant,
     epoch: u64,
+    preimported: bool,
+}
+
+/// A worker taken for a call.
+#[derive(Debug)]
+pub(crate) struct Taken {
+    pub process: WorkerProcess,
+    /// Whether it imported the module ahead, or why not.
+    pub preimport: Result<(), ColdReason>,
 }
 
 /// One key's workers and what starting another needs.
@@ -153,6 +191,8 @@ struct Slot {
     last_call: Instant,
     /// After a failed start, no retry before this.
     retry_at: Option<Instant>,
+    /// The prepare frame's payload new workers import the module with, or why they do not.
+    preimport: Result<Arc<[u8]>, ColdReason>,
 }
 
 #[derive(Default)]
@@ -174,6 +214,8 @@ struct Counters {
     refill_failures: AtomicU64,
     cleanup_failures: AtomicU64,
     anomalies: AtomicU64,
+    preimported: AtomicU64,
+    import_failures: AtomicU64,
 }
 
 struct Shared {
@@ -232,22 +274,30 @@ impl Pool {
     }
 
     /// A ready worker for `call`, or why there is none (the call then goes cold). The key is
-    /// registered either way, so the keeper starts workers for it.
+    /// registered either way, so the keeper starts workers for it; `preimport` gives a new
+    /// key's prepare payload, or why its workers do not import the module ahead.
     pub fn take(
         &self,
         call: &CallRequest,
         plan: &EnforcementPlan,
         host: &HostCapabilities,
-    ) -> Result<WorkerProcess, ColdReason> {
+        preimport: impl FnOnce() -> Result<Vec<u8>, ColdReason>,
+    ) -> Result<Taken, ColdReason> {
         let Ok(policy_digest) = call.policy.digest() else {
             return Err(ColdReason::NoKey);
         };
-        let key = (policy_digest, call.executable.digest.clone());
-        self.take_program(key, &call.policy, &Program::Worker, plan, host)
+        // A pre-imported worker holds its module: the module name is part of what runs.
+        let runs = Digest::sha256(
+            format!("{}\0{}", call.executable.digest.prefixed(), call.module).as_bytes(),
+        );
+        let key = (policy_digest, runs);
+        self.take_inner(key, &call.policy, &Program::Worker, plan, host, preimport)
     }
 
     /// A ready process of `program` for `key`, or why there is none; the same rules as
-    /// [`Pool::take`] (the code interpreter's `local` runs use it with their own key).
+    /// [`Pool::take`] (the code interpreter's `local` runs use it with their own key; its
+    /// processes never import anything ahead).
+    #[cfg_attr(not(feature = "interpreter"), allow(dead_code))]
     pub fn take_program(
         &self,
         key: Key,
@@ -256,7 +306,22 @@ impl Pool {
         plan: &EnforcementPlan,
         host: &HostCapabilities,
     ) -> Result<WorkerProcess, ColdReason> {
+        let never = || Err(ColdReason::ImportUnknown);
+        self.take_inner(key, policy, program, plan, host, never)
+            .map(|taken| taken.process)
+    }
+
+    fn take_inner(
+        &self,
+        key: Key,
+        policy: &PolicyV1,
+        program: &Program,
+        plan: &EnforcementPlan,
+        host: &HostCapabilities,
+        preimport: impl FnOnce() -> Result<Vec<u8>, ColdReason>,
+    ) -> Result<Taken, ColdReason> {
         let shared = &self.shared;
+        let mut preimport = Some(preimport);
         let now = Instant::now();
         let wait_until = shared.config.wait.map(|w| now + w);
         let mut state = shared.lock();
@@ -272,8 +337,13 @@ impl Pool {
                 starting: 0,
                 last_call: now,
                 retry_at: None,
+                preimport: match preimport.take() {
+                    Some(payload) => payload().map(Arc::from),
+                    None => Err(ColdReason::ImportUnknown),
+                },
             });
             slot.last_call = now;
+            let refused = slot.preimport.as_ref().err().copied();
             let mut doomed = Vec::new();
             let mut found = None;
             while let Some(mut idle) = slot.ready.pop_front() {
@@ -289,7 +359,13 @@ impl Pool {
                 };
                 match why {
                     None => {
-                        found = Some(idle.process);
+                        found = Some(Taken {
+                            process: idle.process,
+                            preimport: match (idle.preimported, refused) {
+                                (true, _) => Ok(()),
+                                (false, why) => Err(why.unwrap_or(ColdReason::ImportUnknown)),
+                            },
+                        });
                         break;
                     }
                     Some(why) => {
@@ -302,9 +378,12 @@ impl Pool {
             state.doomed.extend(doomed);
             bump(&shared.counters.discarded, n);
             shared.changed.notify_all();
-            if let Some(process) = found {
+            if let Some(taken) = found {
                 bump(&shared.counters.hits, 1);
-                return Ok(process);
+                if taken.preimport.is_ok() {
+                    bump(&shared.counters.preimported, 1);
+                }
+                return Ok(taken);
             }
             let left = wait_until.and_then(|t| t.checked_duration_since(Instant::now()));
             match left {
@@ -347,6 +426,8 @@ impl Pool {
             refill_failures: c.refill_failures.load(Ordering::Relaxed),
             cleanup_failures: c.cleanup_failures.load(Ordering::Relaxed),
             anomalies: c.anomalies.load(Ordering::Relaxed),
+            preimported: c.preimported.load(Ordering::Relaxed),
+            import_failures: c.import_failures.load(Ordering::Relaxed),
         }
     }
 }

@@ -52,6 +52,7 @@ impl PoolWorkload {
                 },
                 // The package travels in the request payload, not in the container's bundle.
                 package: None,
+                import_time: Default::default(),
             },
             executable_path: w.executable_path.to_string(),
             original: (!same).then(|| w.original.to_vec()),
