@@ -132,6 +132,43 @@ const CASES: &[Case] = &[
         Raises("UnicodeEncodeError"),
         "s.encode",
     ),
+    // re.Scanner: phrases without groups, pairs, no flags.
+    (
+        "import re",
+        "S = re.Scanner([(r'[^ =}]+=\".*?\"', str), (r' ', None)])",
+        "S = re.Scanner([('a(', None)])",
+        Raises("error"),
+        "'a('",
+    ),
+    (
+        "import re",
+        "S = re.Scanner([(r'x', None)])",
+        "S = re.Scanner([('a',)])",
+        Raises("ValueError"),
+        "('a',)",
+    ),
+    // struct formats, a Struct's methods, typing.cast.
+    (
+        "import struct, typing",
+        "S = struct.Struct('>Q')\nP = S.pack\nU = typing.cast('int', S.unpack)\nN = struct.calcsize('@2i 3s')",
+        "S = struct.Struct('<n')",
+        Raises("error"),
+        "struct.Struct('<n')",
+    ),
+    (
+        "import struct",
+        "N = struct.calcsize('999999999x')",
+        "N = struct.calcsize('99999999999999999999x')",
+        Raises("error"),
+        "struct.calcsize(",
+    ),
+    (
+        "import struct",
+        "S = struct.Struct('!H')\nZ = S.size",
+        "S = struct.Struct('!H')\nX = S.nope",
+        Raises("AttributeError"),
+        "S.nope",
+    ),
     // Process-local registries.
     (
         "import logging",

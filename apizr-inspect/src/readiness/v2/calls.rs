@@ -373,18 +373,11 @@ impl Prover<'_> {
 
 type Proof<T> = Result<T, Unproved>;
 
-/// A `struct` format `calcsize` accepts in native mode: an optional `@`, then format
-/// characters each with an optional decimal count (`struct.error` otherwise).
+/// A `struct` format `calcsize` accepts in native mode: not empty, an optional `@` and no
+/// other byte order ([`super::values::is_struct_format`]).
 fn is_native_struct_format(format: &str) -> bool {
     let body = format.strip_prefix('@').unwrap_or(format);
-    let mut count = false;
-    for c in body.chars() {
-        match c {
-            '0'..='9' => count = true,
-            'x' | 'c' | 'b' | 'B' | '?' | 'h' | 'H' | 'i' | 'I' | 'l' | 'L' | 'q' | 'Q' | 'n'
-            | 'N' | 'e' | 'f' | 'd' | 's' | 'p' | 'P' => count = false,
-            _ => return false,
-        }
-    }
-    !count && !body.is_empty()
+    !body.is_empty()
+        && !body.starts_with(['<', '>', '!', '='])
+        && super::values::is_struct_format(format)
 }

@@ -121,6 +121,9 @@ pub enum Mark {
     HashableItems,
     /// A bool fixed on every worker ([`super::fixed`]): `WIN = sys.platform.startswith("win")`.
     Fixed(bool),
+    /// A `struct.Struct` built from a format v2 checked ([`super::values`]): its `pack`,
+    /// `unpack`, `size`, ... exist.
+    Struct,
     /// `typing.TYPE_CHECKING`, bound by `from typing import TYPE_CHECKING [as X]` (false at
     /// run time; a module's own `TYPE_CHECKING = True` is not it).
     TypeChecking,

@@ -153,6 +153,19 @@ impl Prover<'_> {
 
     fn attribute(&self, attr: &ast::ExprAttribute) -> Proof<Meaning> {
         let fail = || Err(Unproved::at(attr.range(), Why::Attribute));
+        // The methods and attributes of a `struct.Struct` ([`super::values`]).
+        if let Expr::Name(n) = attr.value.as_ref()
+            && self.env.has_mark(n.id.as_str(), super::env::Mark::Struct)
+        {
+            return match attr.attr.as_str() {
+                "pack" | "unpack" | "pack_into" | "unpack_from" | "iter_unpack" => {
+                    Ok(Meaning::Value(Kind::Object))
+                }
+                "size" => Ok(Meaning::Value(Kind::Int)),
+                "format" => Ok(Meaning::Value(Kind::Str)),
+                _ => fail(),
+            };
+        }
         let qualified = match self.value(&attr.value)? {
             // A module of the inspected package: what it binds, when it is proved.
             Meaning::Module(module)

@@ -9,11 +9,16 @@
 //!   stdout (an effect), and `re.T` is deprecated. So only `I`, `M`, `S`, `X`, `A` and (str
 //!   patterns) `U` are proved; a flag expression v2 cannot compute is not.
 //! * Verbose mode (`re.X`) changes how the pattern reads, so the validator is told.
+//!
+//! `re.Scanner(lexicon)` parses every phrase of its lexicon and compiles them as one pattern:
+//! proved for a non-empty list display (at most [`MAX_PHRASES`]) of `(phrase, action)` tuple
+//! displays whose phrases are valid patterns without `(` (a group's number would change in
+//! the combined pattern) and whose actions v2 proves (they are only stored); no flags.
 
-use ruff_python_ast::{Expr, Number, Operator};
+use ruff_python_ast::{Expr, ExprCall, Number, Operator};
 use ruff_text_size::Ranged;
 
-use super::env::Meaning;
+use super::env::{Kind, Meaning};
 use super::{Prover, Unproved, Why, regex};
 
 const IGNORECASE: u32 = 2;
@@ -23,7 +28,39 @@ const UNICODE: u32 = 32;
 const VERBOSE: u32 = 64;
 const ASCII: u32 = 256;
 
+/// The longest lexicon `re.Scanner` is proved for.
+pub const MAX_PHRASES: usize = 64;
+
 impl Prover<'_> {
+    /// `re.Scanner(lexicon)` cannot raise (the rules above).
+    pub fn scanner(&self, call: &ExprCall) -> Result<Meaning, Unproved> {
+        let fail = |at: &dyn Ranged| Err(Unproved::at(at.range(), Why::Arguments));
+        let ([Expr::List(lexicon)], true) =
+            (&call.arguments.args[..], call.arguments.keywords.is_empty())
+        else {
+            return fail(call);
+        };
+        if lexicon.elts.is_empty() || lexicon.elts.len() > MAX_PHRASES {
+            return fail(call);
+        }
+        for entry in &lexicon.elts {
+            let Expr::Tuple(pair) = entry else {
+                return fail(entry);
+            };
+            let [phrase, action] = &pair.elts[..] else {
+                return fail(entry);
+            };
+            let valid = self
+                .str_value(phrase)
+                .is_some_and(|p| !p.contains('(') && regex::is_valid(&p, false));
+            if !valid {
+                return Err(Unproved::at(phrase.range(), Why::Regex));
+            }
+            self.value(action)?;
+        }
+        Ok(Meaning::Value(Kind::Object))
+    }
+
     /// `re.compile(pattern, flags)` cannot raise or print.
     pub fn compile(&self, pattern: &Expr, flags: Option<&Expr>) -> Result<(), Unproved> {
         let bytes = matches!(pattern, Expr::BytesLiteral(_));

@@ -120,6 +120,11 @@ impl Prover<'_> {
             }
             (None, _) => self.env.bind(name, meaning),
         }
+        if let Expr::Call(call) = value
+            && self.value(&call.func) == Ok(Meaning::Qualified("struct.Struct".into()))
+        {
+            self.env.mark(name, super::env::Mark::Struct);
+        }
         if let Some(fixed) = super::fixed::fixed(value, self) {
             self.env.mark(name, super::env::Mark::Fixed(fixed));
         }

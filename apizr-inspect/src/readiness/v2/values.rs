@@ -8,6 +8,9 @@
 //! | `datetime.datetime(y, m, d[, H, M, S, us])`, `datetime.time([H, M, S, us])` | int literals in range (by position only) | `ValueError`, `TypeError` |
 //! | `hasattr(module, "name")` | a standard-library module without a module `__getattr__` ([`PLAIN_MODULES`]) and a literal name | a module `__getattr__` runs code |
 //! | `getattr(module, "name", default)` | the same, and a default v2 proves; the result is a value v2 knows nothing of | |
+//! | `struct.Struct(format)` | a format literal `struct` accepts ([`is_struct_format`]); `s.pack`, `s.unpack`, `s.size`, ... of a name bound to it | `struct.error` |
+//! | `typing.cast(T, value)` | `value` proved; the result is `value` | it checks nothing |
+//! | `re.Scanner(lexicon)` | [`super::pattern`] | `re.error`, `ValueError` |
 //! | `functools.partial(f, ...)` | `f` a function or class of the module, or a builtin; arguments v2 proves | `TypeError` for a non-callable; it only stores them |
 
 use ruff_python_ast::{Expr, ExprCall, Number, UnaryOp};
@@ -44,6 +47,9 @@ pub fn is_value_call(qualified: &str) -> bool {
             | "builtins.hasattr"
             | "builtins.getattr"
             | "functools.partial"
+            | "re.Scanner"
+            | "struct.Struct"
+            | "typing.cast"
     )
 }
 
@@ -56,6 +62,30 @@ const TIMEDELTA: &[&str] = &[
     "hours",
     "weeks",
 ];
+
+/// A format `struct` accepts: an optional byte order (`@`, `=`, `<`, `>`, `!`), then format
+/// characters each with an optional count of at most 9 digits (a longer one can make the
+/// total size too long: `struct.error`); `n`, `N` and `P` only in native mode (`@` or none);
+/// spaces between items are ignored.
+pub fn is_struct_format(format: &str) -> bool {
+    let (native, body) = match format.chars().next() {
+        Some('<' | '>' | '!' | '=') => (false, &format[1..]),
+        Some('@') => (true, &format[1..]),
+        _ => (true, format),
+    };
+    let mut digits = 0;
+    for c in body.chars() {
+        match c {
+            '0'..='9' if digits < 9 => digits += 1,
+            ' ' if digits == 0 => {}
+            'x' | 'c' | 'b' | 'B' | '?' | 'h' | 'H' | 'i' | 'I' | 'l' | 'L' | 'q' | 'Q' | 'e'
+            | 'f' | 'd' | 's' | 'p' => digits = 0,
+            'n' | 'N' | 'P' if native => digits = 0,
+            _ => return false,
+        }
+    }
+    digits == 0
+}
 
 /// An int literal or its negation.
 fn int_literal(expr: &Expr) -> Option<i64> {
@@ -155,6 +185,19 @@ impl Prover<'_> {
                     None => Ok(Meaning::Value(Kind::Bool)),
                 }
             }
+            "re.Scanner" => self.scanner(call),
+            // A struct format `struct` accepts: building the `Struct` only parses it.
+            "struct.Struct" => match (&args[..], keywords.is_empty()) {
+                ([Expr::StringLiteral(s)], true) if is_struct_format(s.value.to_str()) => {
+                    Ok(Meaning::Value(Kind::Object))
+                }
+                _ => fail,
+            },
+            // `typing.cast(T, value)` returns `value` and checks nothing.
+            "typing.cast" => match (&args[..], keywords.is_empty()) {
+                ([_, value], true) => self.value(value),
+                _ => fail,
+            },
             "functools.partial" => {
                 let Some((function, rest)) = args.split_first() else {
                     return Some(fail);
