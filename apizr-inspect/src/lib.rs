@@ -127,6 +127,24 @@ pub fn inspect_bytes_in_index(
     package: Option<&readiness::v2::package::PackageContext>,
     index: Option<&package::PackageIndex>,
 ) -> Result<(Outcome, ParsedModule), InspectError> {
+    inspect_bytes_reusing(bytes, kind, module, options, (package, index), None)
+}
+
+/// [`inspect_bytes_in_index`], given the module's parse when an earlier step made it
+/// ([`package::PackageIndex::parse`]: the same decoding, budgets and parser). It is used only
+/// when it is the parse of exactly this text under this name; otherwise the text is parsed
+/// here, so the outcome is the same either way.
+fn inspect_bytes_reusing(
+    bytes: &[u8],
+    kind: SourceKind,
+    module: &str,
+    options: InspectOptions,
+    (package, index): (
+        Option<&readiness::v2::package::PackageContext>,
+        Option<&package::PackageIndex>,
+    ),
+    parsed_before: Option<ParsedModule>,
+) -> Result<(Outcome, ParsedModule), InspectError> {
     let module = source::validate_module_name(module)?;
     if bytes.len() as u64 > source::MAX_SOURCE_BYTES {
         return Err(InspectError::TooLarge {
@@ -147,9 +165,19 @@ pub fn inspect_bytes_in_index(
             (export.text, Some(digest), executable)
         }
     };
-    budget::prescan(&text)?;
-    let parsed = ParsedModule::parse(text, module.clone())?;
-    budget::check_structure(&parsed)?;
+    let parsed = match parsed_before {
+        Some(before)
+            if kind == SourceKind::Python && before.module == module && before.text == text =>
+        {
+            before
+        }
+        _ => {
+            budget::prescan(&text)?;
+            let parsed = ParsedModule::parse(text, module.clone())?;
+            budget::check_structure(&parsed)?;
+            parsed
+        }
+    };
     if kind == SourceKind::Notebook
         && let Some(position) = notebook::find_get_ipython_call(&parsed)
     {
@@ -253,13 +281,31 @@ pub fn inspect_path_in_package(
     options: InspectOptions,
     package: Option<&readiness::v2::package::PackageContext>,
 ) -> Result<Outcome, InspectError> {
+    inspect_path_parsed(path, module, options, package, None)
+}
+
+/// [`inspect_path_in_package`] with the module's earlier parse ([`inspect_bytes_reusing`]).
+pub(crate) fn inspect_path_parsed(
+    path: &std::path::Path,
+    module: Option<&str>,
+    options: InspectOptions,
+    package: Option<&readiness::v2::package::PackageContext>,
+    parsed_before: Option<ParsedModule>,
+) -> Result<Outcome, InspectError> {
     let (bytes, kind) = source::read_source(path)?;
     // The reference treats an empty `--module-name ''` like an absent one: use the file stem.
     let (module, defaulted) = match module {
         Some(name) if !name.is_empty() => (name.to_string(), false),
         _ => (source::default_module_name(path)?, true),
     };
-    let (mut outcome, _) = inspect_bytes_in_package(&bytes, kind, &module, options, package)?;
+    let (mut outcome, _) = inspect_bytes_reusing(
+        &bytes,
+        kind,
+        &module,
+        options,
+        (package, None),
+        parsed_before,
+    )?;
     if defaulted
         && module == "__init__"
         && let Some(package) = source::package_name(path)

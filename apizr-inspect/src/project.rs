@@ -281,10 +281,11 @@ pub fn inspect_dir_with_wheels(
     };
     if let Some(index) = package {
         let declared = crate::package::declared_dependencies(root);
-        let inspect =
-            |found: &walk::Found, ctx: Option<&crate::readiness::v2::package::PackageContext>| {
-                inspect_found_in(found.clone(), options, ctx)
-            };
+        let inspect = |found: &walk::Found,
+                       ctx: Option<&crate::readiness::v2::package::PackageContext>,
+                       parsed: Option<crate::ParsedModule>| {
+            inspect_found_in(found.clone(), options, ctx, parsed)
+        };
         let modules = pool.install(|| {
             let all = |_: &walk::Found| true;
             packaged::inspect_all(
@@ -340,7 +341,7 @@ fn finish(mut modules: Vec<ModuleEntry>) -> ProjectInspection {
 }
 
 fn inspect_found(found: walk::Found, options: &ProjectOptions) -> ModuleEntry {
-    inspect_found_in(found, options, None).0
+    inspect_found_in(found, options, None, None).0
 }
 
 /// [`inspect_found`] with readiness v2's view of the package (and what it learned).
@@ -348,6 +349,7 @@ fn inspect_found_in(
     found: walk::Found,
     options: &ProjectOptions,
     package: Option<&crate::readiness::v2::package::PackageContext>,
+    parsed_before: Option<crate::ParsedModule>,
 ) -> (
     ModuleEntry,
     Option<crate::readiness::v2::package::PackageOutcome>,
@@ -385,7 +387,7 @@ fn inspect_found_in(
     // A bug in one stage must not take the other files down with it: the panic becomes this
     // entry's error (the process-wide panic hook still reports it).
     let inspected = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        crate::inspect_path_in_package(&path, Some(&name), options.inspect, package)
+        crate::inspect_path_parsed(&path, Some(&name), options.inspect, package, parsed_before)
     }));
     let Ok(inspected) = inspected else {
         let error = ModuleError {

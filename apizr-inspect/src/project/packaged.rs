@@ -19,18 +19,28 @@
 //! module's verdict depends on every module its import runs.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use rayon::prelude::*;
 
 use super::Progress;
 use super::walk::Found;
+use crate::ParsedModule;
 use crate::package::{ImportTime, PackageIndex, ResolvedImport};
 use crate::readiness::v2::package::{Exports, PackageContext, PackageOutcome, local_target};
 
-/// Inspects one entry with a package context: what is kept of it, and what v2 learned.
-pub(super) type Inspect<'f, T> =
-    dyn Fn(&Found, Option<&PackageContext>) -> (T, Option<PackageOutcome>) + Sync + 'f;
+/// Inspects one entry with a package context (and the module's parse, when the graph step
+/// kept it): what is kept of it, and what v2 learned.
+pub(super) type Inspect<'f, T> = dyn Fn(&Found, Option<&PackageContext>, Option<ParsedModule>) -> (T, Option<PackageOutcome>)
+    + Sync
+    + 'f;
+
+/// The graph step parses a module to read its imports; the first pass inspects it again.
+/// Parses are kept for it while their texts total at most this many bytes (parsing is most
+/// of what inspecting a module costs; past the budget a module is parsed twice rather than
+/// holding the trees of a huge directory in memory).
+const KEPT_PARSES_BYTES: usize = 64 << 20;
 
 /// Which entries the second pass assesses (and the result holds).
 pub(super) type Wanted<'f> = dyn Fn(&Found) -> bool + Sync + 'f;
@@ -66,11 +76,31 @@ pub(super) fn inspect_all<T: Send>(
         .collect();
     let names: Vec<&str> = index.modules().collect();
     let tops = local_tops(&names);
-    let imports: HashMap<&str, Vec<ResolvedImport>> = names
+    let budget = AtomicUsize::new(0);
+    let parsed: Vec<(&str, Vec<ResolvedImport>, Option<ParsedModule>)> = names
         .par_iter()
         .filter(|m| may_import_locally(index, m, &tops))
-        .filter_map(|m| index.imports_of(m).ok().map(|i| (*m, i)))
+        .filter_map(|m| {
+            let parsed = index.parse(m).ok()?;
+            let imports = index.imports_in(&parsed);
+            let size = parsed.text.len();
+            let keep = budget.fetch_add(size, Ordering::Relaxed) + size <= KEPT_PARSES_BYTES;
+            Some((*m, imports, keep.then_some(parsed)))
+        })
         .collect();
+    let mut imports: HashMap<&str, Vec<ResolvedImport>> = HashMap::new();
+    let mut kept: HashMap<&str, Mutex<Option<ParsedModule>>> = HashMap::new();
+    for (module, resolved, parsed) in parsed {
+        imports.insert(module, resolved);
+        if let Some(parsed) = parsed {
+            kept.insert(module, Mutex::new(Some(parsed)));
+        }
+    }
+    // Each kept parse is used once, by the module's first-pass inspection.
+    let take = |module: Option<&String>| {
+        let slot = kept.get(module?.as_str())?;
+        slot.lock().ok()?.take()
+    };
     let graph = Graph::new(index, &names, &imports);
     let by_module: HashMap<&str, usize> = module_of
         .iter()
@@ -98,7 +128,7 @@ pub(super) fn inspect_all<T: Send>(
             .par_iter()
             .filter_map(|m| by_module.get(m).copied())
             .map(|i| {
-                let (entry, outcome) = inspect(&found[i], Some(&ctx));
+                let (entry, outcome) = inspect(&found[i], Some(&ctx), take(module_of[i].as_ref()));
                 (i, entry, outcome)
             })
             .collect();
@@ -153,8 +183,8 @@ pub(super) fn inspect_all<T: Send>(
         .map(|(i, first)| {
             let entry = match (&module_of[i], first) {
                 (Some(_), Some(first)) if stands(i) => first,
-                (Some(_), _) => inspect(&found[i], Some(&ctx)).0,
-                (None, _) => inspect(&found[i], None).0,
+                (Some(_), _) => inspect(&found[i], Some(&ctx), None).0,
+                (None, _) => inspect(&found[i], None, None).0,
             };
             finish(entry)
         })

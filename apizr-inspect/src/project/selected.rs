@@ -58,10 +58,12 @@ pub fn inspect_modules_in_dir(
     };
     // A chosen module: its bytes inspected in full; any other: only what v2 learned of it.
     let inspect = |f: &Found,
-                   ctx: Option<&PackageContext>|
+                   ctx: Option<&PackageContext>,
+                   parsed: Option<crate::ParsedModule>|
      -> (Option<(usize, Inspected)>, Option<PackageOutcome>) {
+        // A chosen module's bytes are the caller's: the parse of the file is not used for it.
         let Some(i) = chosen(f) else {
-            return (None, inspect_found_in(f.clone(), &project, ctx).1);
+            return (None, inspect_found_in(f.clone(), &project, ctx, parsed).1);
         };
         let (module, bytes) = modules[i];
         let inspected = crate::inspect_bytes_in_index(

@@ -213,16 +213,13 @@ impl Prover<'_> {
                 return Err(Unproved::at(keyword.range(), Why::ClassKeyword));
             }
         }
-        let (mut layout, mut kinds, mut texts) = (0, Vec::new(), Vec::new());
+        // A base named twice (`class C(A, A)`, `TypeError` in CPython) fails the MRO merge
+        // ([`super::mro`]), which names the class.
+        let (mut layout, mut kinds) = (0, Vec::new());
         let mut init_subclass = false;
         let mut enum_data: Option<EnumValues> = None;
         for base in &arguments.args {
             let fail = || Err(Unproved::at(base.range(), Why::Base));
-            let text = format!("{base:?}");
-            if texts.contains(&text) {
-                return fail();
-            }
-            texts.push(text);
             let meaning = self.value(base)?;
             let base_kind = match (&meaning, base) {
                 (Meaning::TypeLike, Expr::Subscript(sub)) => match self.value(&sub.value)? {

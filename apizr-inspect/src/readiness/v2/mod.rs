@@ -165,7 +165,7 @@ pub struct Prover<'p> {
     /// Inside a package directory: what the module's local imports bind.
     pub package: Option<&'p package::ModulePackage<'p>>,
     /// The module's pure functions and constructible classes ([`pure`]).
-    pub local: pure::Local,
+    pub local: pure::Local<'p>,
     /// Inside the body of a `try` whose handler catches `ImportError`.
     pub import_guarded: bool,
 }
@@ -173,7 +173,7 @@ pub struct Prover<'p> {
 impl<'p> Prover<'p> {
     /// A prover for a nested scope (a comprehension, a class body) that reads the module's
     /// names; `local` says what the scope may call of the module's own code.
-    pub fn nested(&self, local: pure::Local) -> Prover<'p> {
+    pub fn nested(&self, local: pure::Local<'p>) -> Prover<'p> {
         Prover {
             env: self.env.clone(),
             future_annotations: self.future_annotations,

@@ -40,8 +40,10 @@ pub const MAX_DEPTH: u8 = 4;
 
 /// The module's local functions v2 can call (shared with nested provers).
 #[derive(Debug, Clone, Default)]
-pub struct Local {
-    bodies: Rc<RefCell<HashMap<TextRange, Rc<ast::StmtFunctionDef>>>>,
+pub struct Local<'p> {
+    /// By the range of their `def`: borrowed from the module's tree (a copy per function
+    /// made the whole v2 pass noticeably slower on large modules).
+    bodies: Rc<RefCell<HashMap<TextRange, &'p ast::StmtFunctionDef>>>,
     depth: Rc<Cell<u8>>,
     /// Proving a class body: its names shadow the module's for the prover but not for a
     /// function, which reads the module's globals; local calls are not proved there.
@@ -51,9 +53,9 @@ pub struct Local {
     code_points: Vec<String>,
 }
 
-impl Local {
+impl<'p> Local<'p> {
     /// The same functions, seen from a class body.
-    pub fn in_class_body(&self) -> Local {
+    pub fn in_class_body(&self) -> Local<'p> {
         Local {
             in_class: true,
             ..self.clone()
@@ -61,7 +63,7 @@ impl Local {
     }
 
     /// The same, with `name` a code point.
-    pub fn with_code_point(&self, name: &str) -> Local {
+    pub fn with_code_point(&self, name: &str) -> Local<'p> {
         let mut local = self.clone();
         local.code_points.push(name.to_string());
         local
@@ -87,15 +89,12 @@ pub fn callable_body(def: &ast::StmtFunctionDef) -> Option<&[Stmt]> {
     })
 }
 
-impl Prover<'_> {
+impl<'p> Prover<'p> {
     /// Record `def` as a local function v2 can call when it is one; the meaning its name gets.
-    pub fn function_meaning(&self, def: &ast::StmtFunctionDef) -> Meaning {
+    pub fn function_meaning(&self, def: &'p ast::StmtFunctionDef) -> Meaning {
         match callable_body(def) {
             Some(_) => {
-                self.local
-                    .bodies
-                    .borrow_mut()
-                    .insert(def.range(), Rc::new(def.clone()));
+                self.local.bodies.borrow_mut().insert(def.range(), def);
                 Meaning::Pure(def.range())
             }
             None => Meaning::Function,
@@ -111,7 +110,7 @@ impl Prover<'_> {
                 if self.local.in_class {
                     return fail(Why::NotAllowlisted);
                 }
-                let def = self.local.bodies.borrow().get(def).cloned();
+                let def = self.local.bodies.borrow().get(def).copied();
                 let Some(def) = def else {
                     return fail(Why::NotAllowlisted);
                 };
@@ -120,7 +119,7 @@ impl Prover<'_> {
                     return fail(Why::NotAllowlisted);
                 }
                 self.local.depth.set(depth + 1);
-                let meaning = self.run_local(call, &def);
+                let meaning = self.run_local(call, def);
                 self.local.depth.set(depth);
                 // A failure names the part of the function's body at fault.
                 Some(meaning)
@@ -161,7 +160,7 @@ impl Prover<'_> {
 
     /// Bind the call's arguments to the parameters of `def` and prove its body in the globals
     /// of the call site; the meaning of what it returns.
-    fn run_local(&self, call: &ast::ExprCall, def: &ast::StmtFunctionDef) -> Proof<Meaning> {
+    fn run_local(&self, call: &ast::ExprCall, def: &'p ast::StmtFunctionDef) -> Proof<Meaning> {
         let fail = |why| Err(Unproved::at(call.range(), why));
         let Some(body) = callable_body(def) else {
             return fail(Why::NotAllowlisted);
@@ -245,7 +244,7 @@ impl Prover<'_> {
     }
 
     /// A statement of a local function's body (not its last `return`).
-    fn local_statement(&mut self, stmt: &Stmt) -> Proof<()> {
+    fn local_statement(&mut self, stmt: &'p Stmt) -> Proof<()> {
         match stmt {
             Stmt::Assign(_) | Stmt::AnnAssign(_) | Stmt::Expr(_) | Stmt::Pass(_) => {
                 self.statement(stmt, false)

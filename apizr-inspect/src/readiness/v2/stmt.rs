@@ -22,10 +22,10 @@ pub fn is_main_guard(stmt: &Stmt) -> bool {
         && matches!(&cmp.comparators[..], [Expr::StringLiteral(s)] if s.value.to_str() == "__main__")
 }
 
-impl Prover<'_> {
+impl<'p> Prover<'p> {
     /// Prove one statement and bind what it binds. `inert`: a `def` whose decorator v1 already
     /// accepted as the inert tracking decorator.
-    pub fn statement(&mut self, stmt: &Stmt, inert: bool) -> Proof<()> {
+    pub fn statement(&mut self, stmt: &'p Stmt, inert: bool) -> Proof<()> {
         let fail = |why| Err(Unproved::at(stmt.range(), why));
         match stmt {
             Stmt::Pass(_) => {}
@@ -213,7 +213,7 @@ impl Prover<'_> {
     }
 
     /// A `def` at module level: decorators, defaults and (evaluated) annotations.
-    pub fn function(&mut self, def: &ast::StmtFunctionDef, inert: bool) -> Proof<()> {
+    pub fn function(&mut self, def: &'p ast::StmtFunctionDef, inert: bool) -> Proof<()> {
         if !inert {
             for decorator in &def.decorator_list {
                 self.def_decorator(&decorator.expression, None)?;
@@ -250,7 +250,7 @@ impl Prover<'_> {
     /// that is false on every worker ([`fixed`]) never runs: it is skipped like a
     /// `TYPE_CHECKING` body, and after a test that is true on every worker the later arms
     /// never run either.
-    fn branch(&mut self, node: &ast::StmtIf) -> Proof<()> {
+    fn branch(&mut self, node: &'p ast::StmtIf) -> Proof<()> {
         let mut base = self.env.clone();
         let mut arms = Vec::new();
         let clauses = std::iter::once((Some(node.test.as_ref()), &node.body[..])).chain(
@@ -296,7 +296,7 @@ impl Prover<'_> {
     }
 
     /// Prove the statements of one arm from `start`; the environment after it.
-    fn arm(&mut self, body: &[Stmt], start: &Env) -> Proof<Env> {
+    fn arm(&mut self, body: &'p [Stmt], start: &Env) -> Proof<Env> {
         self.env = start.clone();
         for stmt in body {
             self.statement(stmt, false)?;
@@ -356,7 +356,7 @@ impl Prover<'_> {
 
     /// `try`: every arm proved. When a handler catches `ImportError`, the imports of the body
     /// are optional (their failure is handled).
-    fn try_(&mut self, node: &ast::StmtTry) -> Proof<()> {
+    fn try_(&mut self, node: &'p ast::StmtTry) -> Proof<()> {
         let before = self.env.clone();
         // The body's imports may fail when a handler catches `ImportError` (checked below).
         let guarded = node.handlers.iter().any(|handler| {
