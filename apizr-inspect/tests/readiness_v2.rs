@@ -206,3 +206,33 @@ fn instance_and_slots_near_misses_raise_in_cpython() {
         );
     }
 }
+
+/// A base named twice raises `TypeError` in CPython (`duplicate base class`), for local and
+/// stdlib bases alike: v2 keeps READY-004 on the class statement, named with line and column.
+#[test]
+fn duplicate_bases_stay_unproved_and_raise_in_cpython() {
+    for bases in ["A, A", "object, object", "Exception, Exception", "int, int"] {
+        let source = format!(
+            "class A:\n    pass\n\n\nclass C({bases}):\n    pass\n\n\ndef probe(x: int) -> int:\n    return x\n"
+        );
+        let v2 = inspect(source.as_bytes(), ReadinessPolicy::V2);
+        assert!(!v2.ready, "{bases}: {:?}", v2.notes);
+        assert_eq!(v2.r004_lines, vec![5], "{bases}: {:?}", v2.notes);
+        assert!(
+            v2.notes
+                .iter()
+                .any(|n| n.starts_with("5:") && n.contains("readiness v2 cannot prove")),
+            "{bases}: {:?}",
+            v2.notes
+        );
+        let output = std::process::Command::new("python3")
+            .args(["-I", "-S", "-c", &source])
+            .output()
+            .expect("python3 runs (CI installs it)");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(
+            !output.status.success() && stderr.contains("TypeError: duplicate base class"),
+            "{bases}: {stderr}"
+        );
+    }
+}
