@@ -332,15 +332,29 @@ def _load_module(name, path, source):
 # runs first. Directories without __init__.py are namespace packages, as in Python.
 
 
+def _verified_bytes(entry):
+    # The bytes of a source entry ({"base64", "digest"}) of a request, or source_mismatch when
+    # they are not the ones its sha256 digest names: every module is loaded from these only.
+    source = binascii.a2b_base64(entry["base64"].encode("ascii"), strict_mode=True)
+    digest = entry["digest"]
+    if digest.get("algorithm") != "sha256" or _sha256(source).hexdigest() != digest.get("value"):
+        raise _Fail("source_mismatch")
+    return source
+
+
+def _refuse_loaded(name):
+    # The served module and its parents must be new to this process (and never the reference
+    # tool's own modules): a name already in sys.modules would bind someone else's code.
+    parts = name.split(".")
+    prefixes = [".".join(parts[:i]) for i in range(1, len(parts) + 1)]
+    if any(p in sys.modules or p in _REFERENCE_MODULES for p in prefixes):
+        raise _Fail("binding_failed")
+
+
 def _package_modules(package):
     modules = {}
     for rel, entry in package["files"].items():
-        source = binascii.a2b_base64(entry["base64"].encode("ascii"), strict_mode=True)
-        digest = entry["digest"]
-        if digest.get("algorithm") != "sha256" or _sha256(source).hexdigest() != digest.get(
-            "value"
-        ):
-            raise _Fail("source_mismatch")
+        source = _verified_bytes(entry)
         if not rel.endswith(".py"):
             raise _Fail("worker_failed")
         parts = rel[:-3].split("/")
@@ -674,20 +688,11 @@ def _import(request):
     # The served module, from the request's verified bytes: the one loader of the cold path
     # and of a pre-import (same checks, same order, same statuses).
     call = request["call"]
-    executable = request["executable"]
-    source = binascii.a2b_base64(executable["base64"].encode("ascii"), strict_mode=True)
-    digest = executable["digest"]
-    if digest.get("algorithm") != "sha256" or _sha256(source).hexdigest() != digest.get(
-        "value"
-    ):
-        raise _Fail("source_mismatch")
+    source = _verified_bytes(request["executable"])
     if call.get("execution") == "async":
         import asyncio  # noqa: F401  (before the module, as always for an async call)
     name = call["module"]
-    parts = name.split(".")
-    prefixes = [".".join(parts[:i]) for i in range(1, len(parts) + 1)]
-    if any(p in sys.modules or p in _REFERENCE_MODULES for p in prefixes):
-        raise _Fail("binding_failed")
+    _refuse_loaded(name)
     package = request.get("package")
     modules = None if package is None else _package_modules(package)
     if request.get("seccomp"):
@@ -938,18 +943,9 @@ def _serve():
         if type(init) is not dict or init.get("protocol") != SERVE_PROTOCOL:
             raise _Fail("worker_failed")
         nonce = init["nonce"].encode("ascii")
-        executable = init["executable"]
-        source = binascii.a2b_base64(executable["base64"].encode("ascii"), strict_mode=True)
-        digest = executable["digest"]
-        if digest.get("algorithm") != "sha256" or _sha256(source).hexdigest() != digest.get(
-            "value"
-        ):
-            raise _Fail("source_mismatch")
+        source = _verified_bytes(init["executable"])
         name = init["module"]
-        parts = name.split(".")
-        prefixes = [".".join(parts[:i]) for i in range(1, len(parts) + 1)]
-        if any(p in sys.modules or p in _REFERENCE_MODULES for p in prefixes):
-            raise _Fail("binding_failed")
+        _refuse_loaded(name)
         package = init.get("package")
         os.environ["APIZR_SERVED_PROCESS"] = "1"
         if package is None:
