@@ -250,6 +250,51 @@ const CASES: &[Case] = &[
         Raises("AttributeError"),
         "errno.EFOO",
     ),
+    // Several exception bases: CPython lays them out when at most one solid base other than
+    // `BaseException`'s is among them, and their MROs merge (aliases are one class).
+    (
+        "",
+        "class A(Exception):\n    pass\nclass B(A, ValueError):\n    pass\nclass C(OSError):\n    pass\nclass D(C, ConnectionError, B):\n    pass",
+        "class A(OSError):\n    pass\nclass B(A, ImportError):\n    pass",
+        Raises("TypeError"),
+        "B(A, ImportError)",
+    ),
+    (
+        "",
+        "class A(KeyError, UserWarning):\n    pass",
+        "class A(ValueError):\n    __slots__ = ('x',)\nclass C(A, OSError):\n    pass",
+        Raises("TypeError"),
+        "C(A, OSError)",
+    ),
+    (
+        "",
+        "class E(ValueError, Exception):\n    pass",
+        "class E(Exception, ValueError):\n    pass",
+        Raises("TypeError"),
+        "E(Exception",
+    ),
+    (
+        "",
+        "class E(ConnectionError, IOError):\n    pass",
+        "class E(OSError, IOError):\n    pass",
+        Raises("TypeError"),
+        "E(OSError",
+    ),
+    (
+        "",
+        "class E(LookupError, UnicodeError):\n    pass",
+        "class E(int, ValueError):\n    pass",
+        Raises("TypeError"),
+        "E(int",
+    ),
+    // Rebinding a builtin exception to its own name (`BrokenPipeError = BrokenPipeError`).
+    (
+        "",
+        "ConnectionError = ConnectionError\nBrokenPipeError = BrokenPipeError\nclass P(BrokenPipeError, TimeoutError):\n    pass",
+        "B = BrokenPipeErr",
+        Raises("NameError"),
+        "BrokenPipeErr",
+    ),
     (
         "from http import cookiejar as cookielib",
         "class Jar(cookielib.CookieJar):\n    pass",

@@ -14,7 +14,8 @@
 //! * TypedDict: only annotations (typing checks each is a type);
 //! * Protocol: only protocols as bases;
 //! * every class: at most one base that brings a layout (a builtin, an exception, a class of
-//!   the module with such a base or `__slots__`), plus `ABC`, `Generic[...]` and plain classes
+//!   the module with such a base or `__slots__`) — or only exception bases whose layouts
+//!   CPython combines ([`super::exceptions`]) —, plus `ABC`, `Generic[...]` and plain classes
 //!   of the module whose MROs Python can merge ([`super::mro`]); no duplicate base;
 //!   metaclass only `ABCMeta`;
 //!   no base that is an enum with members or defines `__init_subclass__`; methods with
@@ -47,6 +48,7 @@ pub fn typed_dict_info() -> ClassInfo {
         lineage: Lineage::default(),
         layout: true,
         variable_size: false,
+        exception_solid: None,
     }
 }
 
@@ -60,6 +62,8 @@ struct Bases {
     lineages: Vec<Lineage>,
     /// A base brings an instance layout.
     layout: bool,
+    /// The solid bases of the bases that bring a layout ([`super::exceptions`]).
+    solids: Vec<Option<&'static str>>,
 }
 
 /// What the decorators ask of the body.
@@ -99,6 +103,7 @@ impl Prover<'_> {
             init_subclass: inherited_init_subclass,
             lineages,
             layout,
+            solids,
         } = self.bases(class)?;
         let lineage = Lineage::of_class(
             self.module,
@@ -135,6 +140,11 @@ impl Prover<'_> {
             lineage,
             layout: layout || own_layout,
             variable_size: self.variable_size(class, kind),
+            // Own `__slots__` may give the instances a layout of their own.
+            exception_solid: match kind {
+                ClassKind::Exception if !slots => super::exceptions::winner(&solids),
+                _ => None,
+            },
         })
     }
 
@@ -198,6 +208,7 @@ impl Prover<'_> {
                 init_subclass: false,
                 lineages: Vec::new(),
                 layout: false,
+                solids: Vec::new(),
             });
         };
         let mut lineages = Vec::new();
@@ -216,6 +227,7 @@ impl Prover<'_> {
         // A base named twice (`class C(A, A)`, `TypeError` in CPython) fails the MRO merge
         // ([`super::mro`]), which names the class.
         let (mut layout, mut kinds) = (0, Vec::new());
+        let mut solids = Vec::new();
         let mut init_subclass = false;
         let mut enum_data: Option<EnumValues> = None;
         for base in &arguments.args {
@@ -255,6 +267,7 @@ impl Prover<'_> {
                     // combine when their MROs do ([`super::mro`]).
                     if info.layout {
                         layout += 1;
+                        solids.push(info.exception_solid);
                     }
                     kinds.push(match info.kind {
                         ClassKind::Enum => BaseKind::Enum(EnumValues::Any),
@@ -277,6 +290,12 @@ impl Prover<'_> {
             match base_kind {
                 BaseKind::Builtin | BaseKind::Exception => {
                     layout += 1;
+                    solids.push(match &meaning {
+                        Meaning::Qualified(q) => q
+                            .strip_prefix("builtins.")
+                            .and_then(super::exceptions::solid),
+                        _ => None,
+                    });
                     if base_kind == BaseKind::Builtin
                         && let Meaning::Qualified(q) = &meaning
                     {
@@ -312,6 +331,7 @@ impl Prover<'_> {
                 init_subclass,
                 lineages,
                 layout: true,
+                solids,
             });
         } else if has(|k| *k == BaseKind::NamedTuple) {
             if !only(|k| matches!(k, BaseKind::NamedTuple | BaseKind::Generic)) || kinds.iter().filter(|k| **k == BaseKind::NamedTuple).count() != 1 {
@@ -329,7 +349,8 @@ impl Prover<'_> {
             }
             ClassKind::Protocol
         } else {
-            if layout > 1 {
+            // Several layouts: only exception bases CPython can lay out together.
+            if layout > 1 && !super::exceptions::compatible(&solids) {
                 return whole();
             }
             if has(|k| *k == BaseKind::Exception) {
@@ -352,6 +373,7 @@ impl Prover<'_> {
             init_subclass,
             lineages,
             layout: layout > 0,
+            solids,
         })
     }
 }

@@ -83,6 +83,10 @@ pub struct ClassInfo {
     /// Its instances hold a variable number of items (an `int`, `bytes` or `tuple` base, an
     /// enum): nonempty `__slots__` in a subclass raise ([`super::slots`]).
     pub variable_size: bool,
+    /// An exception class without `__slots__` (its own or inherited): the solid base of its
+    /// instances, a builtin exception ([`super::exceptions`]), so that several exception
+    /// bases combine when CPython can lay them out.
+    pub exception_solid: Option<&'static str>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

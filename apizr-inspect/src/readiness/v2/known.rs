@@ -62,62 +62,10 @@ fn is_builtin_function(name: &str) -> bool {
     )
 }
 
-/// The builtin exception classes (subclassing them runs no user code).
+/// The builtin exception classes (subclassing them runs no user code): the table of
+/// [`super::exceptions`], aliases included.
 pub fn is_builtin_exception(name: &str) -> bool {
-    matches!(
-        name,
-        "BaseException"
-            | "Exception"
-            | "ArithmeticError"
-            | "AssertionError"
-            | "AttributeError"
-            | "BufferError"
-            | "EOFError"
-            | "ImportError"
-            | "ModuleNotFoundError"
-            | "LookupError"
-            | "IndexError"
-            | "KeyError"
-            | "MemoryError"
-            | "NameError"
-            | "OSError"
-            | "IOError"
-            | "EnvironmentError"
-            | "ConnectionError"
-            | "FileExistsError"
-            | "FileNotFoundError"
-            | "PermissionError"
-            | "TimeoutError"
-            | "NotADirectoryError"
-            | "IsADirectoryError"
-            | "ReferenceError"
-            | "RuntimeError"
-            | "NotImplementedError"
-            | "RecursionError"
-            | "StopIteration"
-            | "StopAsyncIteration"
-            | "SyntaxError"
-            | "SystemError"
-            | "TypeError"
-            | "ValueError"
-            | "UnicodeError"
-            | "UnicodeDecodeError"
-            | "UnicodeEncodeError"
-            | "OverflowError"
-            | "ZeroDivisionError"
-            | "FloatingPointError"
-            | "Warning"
-            | "UserWarning"
-            | "DeprecationWarning"
-            | "PendingDeprecationWarning"
-            | "RuntimeWarning"
-            | "FutureWarning"
-            | "ImportWarning"
-            | "UnicodeWarning"
-            | "BytesWarning"
-            | "ResourceWarning"
-            | "SyntaxWarning"
-    )
+    super::exceptions::is_builtin(name)
 }
 
 /// How many type arguments a subscriptable type form takes without raising `TypeError`.

@@ -39,6 +39,7 @@ pub mod class;
 pub mod comprehension;
 pub mod decorators;
 pub mod env;
+pub mod exceptions;
 pub mod expr;
 pub mod fixed;
 pub mod instances;

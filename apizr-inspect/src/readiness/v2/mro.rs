@@ -4,9 +4,11 @@
 //!
 //! A class's [`Lineage`] is its MRO as v2 knows it: the module's classes by identity (module,
 //! name, position), standard-library bases by qualified name (`abc.ABC`, `typing.Generic`;
-//! `typing.Protocol` brings `typing.Generic`), `object` left out. The ancestors of a builtin,
-//! exception or io base are left out too: such a base brings an instance layout, and a class
-//! has at most one base with a layout ([`super::class`]), so no other base can name them.
+//! `typing.Protocol` brings `typing.Generic`), `object` left out. The ancestors of a builtin
+//! or io base are left out too: such a base brings an instance layout, and a class has at
+//! most one base with a layout ([`super::class`]), so no other base can name them. A builtin
+//! exception brings its whole chain up to `BaseException` ([`super::exceptions`]): several
+//! exception bases may share a layout, and their order must merge.
 
 use std::hash::{DefaultHasher, Hash, Hasher};
 
@@ -24,6 +26,18 @@ impl Lineage {
     /// A standard-library base by its qualified name (`typing.Protocol` with `Generic`).
     pub fn stdlib(qualified: &str) -> Lineage {
         let mut out = Lineage::default();
+        // A builtin exception: its chain up to `BaseException`, aliases resolved
+        // ([`super::exceptions`]), since several exception bases may combine.
+        let chain = qualified
+            .strip_prefix("builtins.")
+            .map(super::exceptions::ancestors)
+            .unwrap_or_default();
+        if !chain.is_empty() {
+            for name in chain {
+                out.push(id(&["stdlib", &format!("builtins.{name}")]));
+            }
+            return out;
+        }
         out.push(id(&["stdlib", qualified]));
         if qualified == "typing.Protocol" {
             out.push(id(&["stdlib", "typing.Generic"]));
