@@ -295,6 +295,15 @@ const CASES: &[Case] = &[
         Raises("NameError"),
         "BrokenPipeErr",
     ),
+    // A name bound differently on each path, each time to a value whose truth test is safe
+    // (a stdlib module or None): `if not ssl:` after an optional import.
+    (
+        "",
+        "try:\n    import ssl\nexcept ImportError:\n    ssl = None\nif not ssl:\n    HAS_SSL = False\nelse:\n    HAS_SSL = True",
+        "class Loud:\n    def __len__(self):\n        print('len')\n        return 0\ntry:\n    X = Loud()\nexcept ImportError:\n    X = None\nif not X:\n    pass",
+        Effect("out != ''"),
+        "X:",
+    ),
     (
         "from http import cookiejar as cookielib",
         "class Jar(cookielib.CookieJar):\n    pass",

@@ -131,6 +131,24 @@ pub enum Mark {
     /// `typing.TYPE_CHECKING`, bound by `from typing import TYPE_CHECKING [as X]` (false at
     /// run time; a module's own `TYPE_CHECKING = True` is not it).
     TypeChecking,
+    /// Bound differently on the paths that reach here, each time to a value whose truth test
+    /// cannot raise or run the inspected code ([`truth_safe`]): `try: import ssl` / `except
+    /// ImportError: ssl = None` makes `if not ssl:` harmless whichever arm ran.
+    SafeTruth,
+}
+
+/// `bool()` of a value of this meaning runs no code of the inspected program and cannot
+/// raise: a standard-library module (`ModuleType` has no `__bool__`/`__len__`, and no stdlib
+/// module replaces its class, which a third-party lazy module may do) or a value of a builtin
+/// kind (not an instance of some class, `Kind::Other`/`Kind::Object`).
+pub fn truth_safe(meaning: &Meaning) -> bool {
+    match meaning {
+        Meaning::Module(module) => {
+            crate::readiness::stdlib::is_stdlib(module.split('.').next().unwrap_or(module))
+        }
+        Meaning::Value(kind) => !matches!(kind, Kind::Object | Kind::Other),
+        _ => false,
+    }
 }
 
 impl Env {
@@ -290,6 +308,14 @@ impl Env {
                 _ => {
                     out.marks.remove(name);
                 }
+            }
+            // Bound on every path, differently, each time to a value whose truth is safe.
+            let safe_truth = |a: &Env| {
+                a.names.get(name).is_some_and(truth_safe)
+                    || a.marks.get(name) == Some(&Mark::SafeTruth)
+            };
+            if out.names.get(name) == Some(&Meaning::Unknown) && arms.iter().all(safe_truth) {
+                out.marks.insert(name.to_string(), Mark::SafeTruth);
             }
         }
         out

@@ -333,6 +333,8 @@ impl<'p> Prover<'p> {
             Expr::BoolOp(b) => b.values.iter().try_for_each(|v| self.test(v)),
             Expr::UnaryOp(u) if u.op == ast::UnaryOp::Not => self.test(&u.operand),
             Expr::Call(call) if is_str_prefix_test(self, call) => Ok(()),
+            // A name bound on each path to a value whose truth test is safe ([`Mark::SafeTruth`]).
+            Expr::Name(n) if self.env.has_mark(n.id.as_str(), Mark::SafeTruth) => Ok(()),
             _ => match self.value(test)? {
                 Meaning::Value(_) => Ok(()),
                 _ => fail(),
