@@ -304,6 +304,21 @@ const CASES: &[Case] = &[
         Effect("out != ''"),
         "X:",
     ),
+    // An enum member read through its class (`_TYPE_FAILEDTELL.token`).
+    (
+        "import enum",
+        "class T(enum.Enum):\n    token = 0\n    other = enum.auto()\nF = T.token\nO = T.other",
+        "class T(enum.Enum):\n    token = 0\nF = T.tokens",
+        Raises("AttributeError"),
+        "T.tokens",
+    ),
+    (
+        "import enum",
+        "class T(enum.IntEnum):\n    A = 1\nF = {T.A: 'a'}",
+        "class D:\n    def __get__(self, obj, owner):\n        print('get')\n        return 1\nclass T(enum.Enum):\n    d = D()\nF = T.d",
+        Effect("out != ''"),
+        "T.d",
+    ),
     (
         "from http import cookiejar as cookielib",
         "class Jar(cookielib.CookieJar):\n    pass",

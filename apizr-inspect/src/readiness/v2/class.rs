@@ -96,6 +96,12 @@ const NAMEDTUPLE_RESERVED: [&str; 10] = [
 
 impl Prover<'_> {
     pub fn class_def(&self, class: &ast::StmtClassDef) -> Proof<ClassInfo> {
+        self.class_statement(class).map(|(info, _)| info)
+    }
+
+    /// The proved class and, for an enum, the members whose attribute reads v2 knows exist
+    /// ([`BodyOutcome::members`]).
+    pub fn class_statement(&self, class: &ast::StmtClassDef) -> Proof<(ClassInfo, Vec<String>)> {
         let decorated = self.class_decorators(class)?;
         let Bases {
             mut kind,
@@ -132,7 +138,7 @@ impl Prover<'_> {
                 kind,
                 ClassKind::Plain | ClassKind::Protocol | ClassKind::Dataclass
             );
-        Ok(ClassInfo {
+        let info = ClassInfo {
             kind,
             has_members: outcome.has_members,
             init_subclass: inherited_init_subclass || outcome.init_subclass,
@@ -145,7 +151,8 @@ impl Prover<'_> {
                 ClassKind::Exception if !slots => super::exceptions::winner(&solids),
                 _ => None,
             },
-        })
+        };
+        Ok((info, outcome.members))
     }
 
     fn class_decorators(&self, class: &ast::StmtClassDef) -> Proof<Decorated> {
@@ -427,6 +434,9 @@ impl Prover<'_> {
 #[derive(Default)]
 struct BodyOutcome {
     has_members: bool,
+    /// An enum's members whose value is a builtin value or `auto()`: a value with `__get__`
+    /// (an instance of some class) would be a descriptor that reading the name runs.
+    members: Vec<String>,
     init_subclass: bool,
     /// The body binds `__new__`, `__init__` or `__del__` (code that instantiating runs).
     lifecycle: bool,
@@ -571,6 +581,14 @@ impl Prover<'_> {
                 decorated.unique,
             )?;
             out.has_members = !members.is_empty();
+            out.members = members
+                .iter()
+                .filter(|(_, value)| {
+                    self.is_auto(value)
+                        || matches!(self.value(value), Ok(Meaning::Value(k)) if !matches!(k, Kind::Other | Kind::Object))
+                })
+                .map(|(name, _)| name.to_string())
+                .collect();
         }
         Ok(out)
     }
@@ -640,6 +658,11 @@ impl Prover<'_> {
         }
     }
 
+    /// `enum.auto()`.
+    fn is_auto(&self, value: &Expr) -> bool {
+        matches!(value, Expr::Call(c) if c.arguments.is_empty() && self.value(&c.func) == Ok(Meaning::Qualified("enum.auto".into())))
+    }
+
     fn enum_members(
         &self,
         class: &ast::StmtClassDef,
@@ -663,7 +686,7 @@ impl Prover<'_> {
                 return fail();
             }
             names.push(name);
-            let is_auto = matches!(value, Expr::Call(c) if c.arguments.is_empty() && self.value(&c.func) == Ok(Meaning::Qualified("enum.auto".into())));
+            let is_auto = self.is_auto(value);
             let kind = if is_auto {
                 None
             } else {

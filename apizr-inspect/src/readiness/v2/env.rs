@@ -114,6 +114,11 @@ pub struct Env {
     /// `"|".join(TAGS)`); kept like `strings`. Tuples only: a list can be changed in place
     /// through another name (`L2 = L; L2 += ["("]` is proved and mutates `L`).
     sequences: HashMap<String, Vec<String>>,
+    /// The member names of names bound to an enum class v2 proved, whose values are builtin
+    /// values or `auto()` (a member value with `__get__` would be a descriptor, not a
+    /// member): `Color.RED` exists and reading it runs nothing ([`super::class`]). Kept like
+    /// `strings`.
+    members: HashMap<String, Vec<String>>,
 }
 
 /// A fact about the value of a name, beyond its [`Meaning`].
@@ -157,6 +162,24 @@ impl Env {
         self.strings.remove(name);
         self.marks.remove(name);
         self.sequences.remove(name);
+        self.members.remove(name);
+    }
+
+    /// Bind `name` to an enum class with these members.
+    pub fn bind_enum(&mut self, name: &str, meaning: Meaning, members: Vec<String>) {
+        self.bind(name, meaning);
+        if !members.is_empty() {
+            self.members.insert(name.to_string(), members);
+        }
+    }
+
+    /// `name` is bound here to an enum class with a member `member`.
+    pub fn has_member(&self, name: &str, member: &str) -> bool {
+        matches!(self.names.get(name), Some(Meaning::Class(_)))
+            && self
+                .members
+                .get(name)
+                .is_some_and(|m| m.iter().any(|m| m == member))
     }
 
     /// Bind `name` to a tuple of strings v2 knows.
@@ -189,6 +212,7 @@ impl Env {
             .insert(name.to_string(), Meaning::Value(Kind::Str));
         self.strings.insert(name.to_string(), value);
         self.sequences.remove(name);
+        self.members.remove(name);
     }
 
     /// The known string value of `name` here.
@@ -204,6 +228,7 @@ impl Env {
         self.strings.remove(name);
         self.marks.remove(name);
         self.sequences.remove(name);
+        self.members.remove(name);
     }
 
     /// The module binds `name` here (it does not resolve to the builtin of that name).
@@ -256,6 +281,7 @@ impl Env {
                     || before.strings.get(*n) != self.strings.get(*n)
                     || before.marks.get(*n) != self.marks.get(*n)
                     || before.sequences.get(*n) != self.sequences.get(*n)
+                    || before.members.get(*n) != self.members.get(*n)
             })
             .map(|(n, _)| n.as_str())
     }
@@ -298,6 +324,16 @@ impl Env {
                 }
                 _ => {
                     out.sequences.remove(name);
+                }
+            }
+            let members: Vec<Option<&Vec<String>>> =
+                arms.iter().map(|a| a.members.get(name)).collect();
+            match members.split_first() {
+                Some((Some(first), rest)) if rest.iter().all(|m| *m == Some(*first)) => {
+                    out.members.insert(name.to_string(), (*first).clone());
+                }
+                _ => {
+                    out.members.remove(name);
                 }
             }
             let marks: Vec<Option<&Mark>> = arms.iter().map(|a| a.marks.get(name)).collect();

@@ -166,6 +166,12 @@ impl Prover<'_> {
                 _ => fail(),
             };
         }
+        // A member of an enum class of the module ([`super::env::Env::has_member`]).
+        if let Expr::Name(n) = attr.value.as_ref()
+            && self.env.has_member(n.id.as_str(), attr.attr.as_str())
+        {
+            return Ok(Meaning::Value(Kind::Object));
+        }
         let qualified = match self.value(&attr.value)? {
             // A module of the inspected package: what it binds, when it is proved.
             Meaning::Module(module)

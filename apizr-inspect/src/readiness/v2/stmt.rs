@@ -85,8 +85,9 @@ impl<'p> Prover<'p> {
             }
             Stmt::FunctionDef(def) => self.function(def, inert)?,
             Stmt::ClassDef(class) => {
-                let info = self.class_def(class)?;
-                self.env.bind(class.name.as_str(), Meaning::Class(info));
+                let (info, members) = self.class_statement(class)?;
+                self.env
+                    .bind_enum(class.name.as_str(), Meaning::Class(info), members);
             }
             Stmt::If(node) => self.branch(node)?,
             Stmt::Try(node) => self.try_(node)?,
