@@ -319,6 +319,43 @@ const CASES: &[Case] = &[
         Effect("out != ''"),
         "T.d",
     ),
+    // Comparisons: ordering only numbers with numbers and int tuples with int tuples; `==`
+    // and truth tests not of an instance of some class (its `__eq__`/`__len__` runs).
+    (
+        "import sys",
+        "A = sys.version_info[:2] >= (3, 8)\nB = 1 < 2.5 <= 3\nC = (1, -2) < (1, 3)",
+        "X = ('a',) < (1,)",
+        Raises("TypeError"),
+        "('a',) < (1,)",
+    ),
+    (
+        "",
+        "A = (1,) == ('a',)",
+        "X = (1,) < 1",
+        Raises("TypeError"),
+        "(1,) < 1",
+    ),
+    (
+        "",
+        "class Quiet:\n    pass\nQ = Quiet()\nif Q is None:\n    pass",
+        "class Loud:\n    def __len__(self):\n        print('len')\n        return 0\nX = Loud()\nif X:\n    pass",
+        Effect("out != ''"),
+        "X:",
+    ),
+    (
+        "",
+        "class Quiet:\n    pass\nQ = Quiet()\nif Q is not None:\n    pass",
+        "class Loud:\n    def __eq__(self, other):\n        print('eq')\n        return False\nX = Loud()\nif X == 1:\n    pass",
+        Effect("out != ''"),
+        "X == 1",
+    ),
+    (
+        "import enum",
+        "class T(enum.Enum):\n    A = 1\n    def describe(self):\n        return 'a'\nS = {T.A}",
+        "class T(enum.Enum):\n    A = 1\n    def __hash__(self):\n        print('hash')\n        return 1\nS = {T.A}",
+        Effect("out != ''"),
+        "T.A}",
+    ),
     (
         "from http import cookiejar as cookielib",
         "class Jar(cookielib.CookieJar):\n    pass",

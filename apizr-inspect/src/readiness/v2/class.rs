@@ -434,8 +434,9 @@ impl Prover<'_> {
 #[derive(Default)]
 struct BodyOutcome {
     has_members: bool,
-    /// An enum's members whose value is a builtin value or `auto()`: a value with `__get__`
-    /// (an instance of some class) would be a descriptor that reading the name runs.
+    /// An enum's members whose value is a builtin value or `auto()` (a value with `__get__`,
+    /// an instance of some class, would be a descriptor that reading the name runs), when the
+    /// enum defines no dunder method.
     members: Vec<String>,
     init_subclass: bool,
     /// The body binds `__new__`, `__init__` or `__del__` (code that instantiating runs).
@@ -581,8 +582,12 @@ impl Prover<'_> {
                 decorated.unique,
             )?;
             out.has_members = !members.is_empty();
+            // Members are hashed, compared and tested by v2 as stdlib objects: not when the
+            // enum defines a dunder method (`__eq__`, `__hash__`, `__bool__`, ...).
+            let dunders = defined.iter().any(|d| is_dunder(d));
             out.members = members
                 .iter()
+                .filter(|_| !dunders)
                 .filter(|(_, value)| {
                     self.is_auto(value)
                         || matches!(self.value(value), Ok(Meaning::Value(k)) if !matches!(k, Kind::Other | Kind::Object))

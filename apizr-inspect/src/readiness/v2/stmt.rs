@@ -310,24 +310,33 @@ impl<'p> Prover<'p> {
         let fail = || Err(Unproved::at(test.range(), Why::Test));
         match test {
             Expr::Compare(cmp) => {
-                let mut left = self.value(&cmp.left)?;
+                let mut left = (cmp.left.as_ref(), self.value(&cmp.left)?);
                 for (op, right) in cmp.ops.iter().zip(&cmp.comparators) {
-                    let right_meaning = self.value(right)?;
-                    let ordered = |m: &Meaning| {
-                        matches!(m, Meaning::Value(Kind::Int | Kind::Float | Kind::Tuple))
-                    };
+                    let right = (right, self.value(right)?);
                     let ok = match op {
-                        CmpOp::Eq | CmpOp::NotEq | CmpOp::Is | CmpOp::IsNot => true,
-                        // Tuples only when all their items are ints (`sys.version_info`).
+                        CmpOp::Is | CmpOp::IsNot => true,
+                        // `==` runs `__eq__`: not of an instance of some class or of a value
+                        // v2 knows nothing of.
+                        CmpOp::Eq | CmpOp::NotEq => [&left.1, &right.1]
+                            .iter()
+                            .all(|m| !matches!(m, Meaning::Value(Kind::Other) | Meaning::Unknown)),
+                        // Numbers with numbers, int tuples with int tuples (a tuple holding
+                        // a str, or a tuple with a number, raises `TypeError`).
                         CmpOp::Lt | CmpOp::LtE | CmpOp::Gt | CmpOp::GtE => {
-                            ordered(&left) && ordered(&right_meaning) && int_tuple_or_scalar(right)
+                            let order = |(e, m): (&Expr, &Meaning)| match m {
+                                Meaning::Value(Kind::Int | Kind::Float) => Some(false),
+                                Meaning::Value(Kind::Tuple) if self.is_int_tuple(e) => Some(true),
+                                _ => None,
+                            };
+                            order((left.0, &left.1))
+                                .is_some_and(|l| order((right.0, &right.1)) == Some(l))
                         }
                         _ => false,
                     };
                     if !ok {
                         return fail();
                     }
-                    left = right_meaning;
+                    left = right;
                 }
                 Ok(())
             }
@@ -336,10 +345,35 @@ impl<'p> Prover<'p> {
             Expr::Call(call) if is_str_prefix_test(self, call) => Ok(()),
             // A name bound on each path to a value whose truth test is safe ([`Mark::SafeTruth`]).
             Expr::Name(n) if self.env.has_mark(n.id.as_str(), Mark::SafeTruth) => Ok(()),
+            // The truth of a builtin or stdlib value; an instance of some class may run its
+            // `__bool__`/`__len__`.
             _ => match self.value(test)? {
-                Meaning::Value(_) => Ok(()),
+                Meaning::Value(kind) if kind != Kind::Other => Ok(()),
                 _ => fail(),
             },
+        }
+    }
+
+    /// A tuple of ints: a display of int literals, `sys.version_info` (read through the module
+    /// `sys`), a slice of it, or a name bound to one ([`Mark::IntTuple`]).
+    pub fn is_int_tuple(&self, expr: &Expr) -> bool {
+        match expr {
+            Expr::Name(n) => self.env.has_mark(n.id.as_str(), Mark::IntTuple),
+            Expr::Tuple(t) => t.elts.iter().all(|e| match e {
+                Expr::NumberLiteral(n) => matches!(n.value, ast::Number::Int(_)),
+                Expr::UnaryOp(u) => {
+                    matches!(u.operand.as_ref(), Expr::NumberLiteral(n) if matches!(n.value, ast::Number::Int(_)))
+                }
+                _ => false,
+            }),
+            Expr::Attribute(a) => {
+                a.attr.as_str() == "version_info"
+                    && self.value(&a.value) == Ok(Meaning::Module("sys".into()))
+            }
+            Expr::Subscript(s) => {
+                matches!(s.slice.as_ref(), Expr::Slice(_)) && self.is_int_tuple(&s.value)
+            }
+            _ => false,
         }
     }
 
@@ -521,17 +555,6 @@ pub fn collect_bound<'a>(body: &'a [Stmt], out: &mut Vec<&'a str>) {
             Stmt::Match(m) => m.cases.iter().for_each(|c| collect_bound(&c.body, out)),
             _ => {}
         }
-    }
-}
-
-/// A tuple display of int literals, or not a tuple display at all.
-fn int_tuple_or_scalar(expr: &Expr) -> bool {
-    match expr {
-        Expr::Tuple(t) => t
-            .elts
-            .iter()
-            .all(|e| matches!(e, Expr::NumberLiteral(n) if matches!(n.value, ast::Number::Int(_)))),
-        _ => true,
     }
 }
 

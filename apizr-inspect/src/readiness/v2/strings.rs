@@ -110,6 +110,7 @@ impl Prover<'_> {
     /// Bind `name` to the value of `value` (`meaning`), keeping its string, or the items of a
     /// tuple display of strings, when v2 folds them.
     pub fn bind_value(&mut self, name: &str, value: &Expr, meaning: Meaning) {
+        let tuple = meaning == Meaning::Value(Kind::Tuple);
         match (self.str_value(value), value) {
             (Some(folded), _) => self.env.bind_str(name, folded),
             (None, Expr::Tuple(_)) if meaning == Meaning::Value(Kind::Tuple) => {
@@ -132,6 +133,10 @@ impl Prover<'_> {
             && list.elts.iter().all(|e| self.is_hashable_element(e))
         {
             self.env.mark(name, super::env::Mark::HashableItems);
+        }
+        // `py = sys.version_info`: ordered comparisons of ints (tuples cannot change).
+        if tuple && self.is_int_tuple(value) {
+            self.env.mark(name, super::env::Mark::IntTuple);
         }
     }
 
