@@ -350,6 +350,13 @@ const CASES: &[Case] = &[
         "X == 1",
     ),
     (
+        "import sys",
+        "N = not 0\nP = not sys.platform",
+        "class Loud:\n    def __len__(self):\n        print('len')\n        return 0\nY = not Loud()",
+        Effect("out != ''"),
+        "Loud()",
+    ),
+    (
         "import enum",
         "class T(enum.Enum):\n    A = 1\n    def describe(self):\n        return 'a'\nS = {T.A}",
         "class T(enum.Enum):\n    A = 1\n    def __hash__(self):\n        print('hash')\n        return 1\nS = {T.A}",

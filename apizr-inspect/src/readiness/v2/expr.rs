@@ -77,10 +77,14 @@ impl Prover<'_> {
             },
             Expr::Attribute(attr) => self.attribute(attr)?,
             Expr::Subscript(sub) => self.subscript(sub)?,
+            // `not x` tests the truth of `x` ([`Prover::test`]: not of an instance).
+            Expr::UnaryOp(u) if u.op == UnaryOp::Not => {
+                self.test(&u.operand)?;
+                Meaning::Value(Kind::Bool)
+            }
             Expr::UnaryOp(u) => {
                 let operand = self.value(&u.operand)?;
                 match (u.op, operand) {
-                    (UnaryOp::Not, _) => Meaning::Value(Kind::Bool),
                     (
                         UnaryOp::USub | UnaryOp::UAdd,
                         Meaning::Value(k @ (Kind::Int | Kind::Float)),
