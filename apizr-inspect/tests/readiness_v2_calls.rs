@@ -363,6 +363,21 @@ const CASES: &[Case] = &[
         Effect("out != ''"),
         "T.A}",
     ),
+    // `codecs.lookup` of a codec every CPython has, and an item of its `CodecInfo`.
+    (
+        "import codecs",
+        "C0 = codecs.lookup('utf-8')\nC1 = codecs.lookup('utf8')\nC2 = codecs.lookup('utf_8')\nC3 = codecs.lookup('UTF-8')\nC4 = codecs.lookup('ascii')\nC5 = codecs.lookup('latin-1')\nC6 = codecs.lookup('latin1')\nC7 = codecs.lookup('latin_1')\nC8 = codecs.lookup('iso-8859-1')\nW = codecs.lookup('utf-8')[3]\nE = codecs.lookup('ascii')[-4]",
+        "W = codecs.lookup('utf-9')",
+        Raises("LookupError"),
+        "codecs.lookup('utf-9')",
+    ),
+    (
+        "import codecs",
+        "R = codecs.lookup('latin-1')[2]",
+        "W = codecs.lookup('utf-8')[4]",
+        Raises("IndexError"),
+        "codecs.lookup('utf-8')[4]",
+    ),
     (
         "from http import cookiejar as cookielib",
         "class Jar(cookielib.CookieJar):\n    pass",

@@ -204,6 +204,10 @@ impl Prover<'_> {
     }
 
     fn subscript(&self, sub: &ast::ExprSubscript) -> Proof<Meaning> {
+        // `codecs.lookup("utf-8")[3]` ([`super::values`]).
+        if let Some(item) = self.codec_item(sub) {
+            return item;
+        }
         let head = self.value(&sub.value)?;
         match &head {
             Meaning::Qualified(q) if q == "sys.version_info" => {}

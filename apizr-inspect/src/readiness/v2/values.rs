@@ -11,9 +11,10 @@
 //! | `struct.Struct(format)` | a format literal `struct` accepts ([`is_struct_format`]); `s.pack`, `s.unpack`, `s.size`, ... of a name bound to it | `struct.error` |
 //! | `typing.cast(T, value)` | `value` proved; the result is `value` | it checks nothing |
 //! | `re.Scanner(lexicon)` | [`super::pattern`] | `re.error`, `ValueError` |
+//! | `codecs.lookup(name)`, `codecs.lookup(name)[i]` | a literal name of a codec every CPython has ([`ALWAYS_CODECS`]); `i` an int literal in -4..=3 (the `CodecInfo` tuple: encode, decode, reader, writer) | `LookupError`, `IndexError` |
 //! | `functools.partial(f, ...)` | `f` a function or class of the module, or a builtin; arguments v2 proves | `TypeError` for a non-callable; it only stores them |
 
-use ruff_python_ast::{Expr, ExprCall, Number, UnaryOp};
+use ruff_python_ast::{Expr, ExprCall, ExprSubscript, Number, UnaryOp};
 use ruff_text_size::Ranged;
 
 use super::env::{Kind, Meaning};
@@ -36,6 +37,21 @@ pub const PLAIN_MODULES: &[&str] = &[
     "threading",
 ];
 
+/// Codec names `codecs.lookup` finds on every CPython: the `encodings` package always holds
+/// `utf_8`, `ascii` and `latin_1` (the lookup imports that stdlib module and caches it, in
+/// the worker process).
+pub const ALWAYS_CODECS: &[&str] = &[
+    "utf-8",
+    "utf8",
+    "utf_8",
+    "UTF-8",
+    "ascii",
+    "latin-1",
+    "latin1",
+    "latin_1",
+    "iso-8859-1",
+];
+
 /// The calls of this module, for the allowlist of known names.
 pub fn is_value_call(qualified: &str) -> bool {
     matches!(
@@ -50,6 +66,7 @@ pub fn is_value_call(qualified: &str) -> bool {
             | "re.Scanner"
             | "struct.Struct"
             | "typing.cast"
+            | "codecs.lookup"
     )
 }
 
@@ -88,6 +105,26 @@ pub fn is_struct_format(format: &str) -> bool {
 }
 
 /// An int literal or its negation.
+impl Prover<'_> {
+    /// `codecs.lookup(name)[i]` ([`Prover::value_call`] proves the call): one of its four
+    /// items. `None` when `sub` is not a subscript of a `codecs.lookup` call.
+    pub fn codec_item(&self, sub: &ExprSubscript) -> Option<Proof<Meaning>> {
+        let Expr::Call(call) = sub.value.as_ref() else {
+            return None;
+        };
+        if self.value(&call.func) != Ok(Meaning::Qualified("codecs.lookup".into())) {
+            return None;
+        }
+        Some(match self.value(&sub.value) {
+            Err(unproved) => Err(unproved),
+            Ok(_) if int_literal(&sub.slice).is_some_and(|i| (-4..=3).contains(&i)) => {
+                Ok(Meaning::Value(Kind::Object))
+            }
+            Ok(_) => Err(Unproved::at(sub.range(), Why::Expression)),
+        })
+    }
+}
+
 fn int_literal(expr: &Expr) -> Option<i64> {
     match expr {
         Expr::NumberLiteral(n) => match &n.value {
@@ -186,6 +223,13 @@ impl Prover<'_> {
                 }
             }
             "re.Scanner" => self.scanner(call),
+            // A `CodecInfo`, a tuple of functions and classes.
+            "codecs.lookup" => match (&args[..], keywords.is_empty()) {
+                ([Expr::StringLiteral(s)], true) if ALWAYS_CODECS.contains(&s.value.to_str()) => {
+                    Ok(Meaning::Value(Kind::Object))
+                }
+                _ => fail,
+            },
             // A struct format `struct` accepts: building the `Struct` only parses it.
             "struct.Struct" => match (&args[..], keywords.is_empty()) {
                 ([Expr::StringLiteral(s)], true) if is_struct_format(s.value.to_str()) => {
