@@ -378,6 +378,14 @@ const CASES: &[Case] = &[
         Raises("IndexError"),
         "codecs.lookup('utf-8')[4]",
     ),
+    // Enum member values are hashed and compared when the class is built.
+    (
+        "import enum",
+        "class T(enum.Enum):\n    a = (1, 'x')\n    b = None",
+        "class D:\n    def __hash__(self):\n        print('hash')\n        return 1\nclass T(enum.Enum):\n    a = D()",
+        Effect("out != ''"),
+        "D()",
+    ),
     (
         "from http import cookiejar as cookielib",
         "class Jar(cookielib.CookieJar):\n    pass",

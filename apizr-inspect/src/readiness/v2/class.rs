@@ -704,7 +704,9 @@ impl Prover<'_> {
                 (_, None) => true,
                 (EnumValues::Int, Some(k)) => k == Kind::Int,
                 (EnumValues::Str, Some(k)) => k == Kind::Str,
-                (EnumValues::Any, Some(_)) => true,
+                // `EnumType` hashes each value and compares it with the earlier ones (aliases):
+                // an instance of some class would run its `__hash__`/`__eq__`.
+                (EnumValues::Any, Some(k)) => k != Kind::Other,
             };
             if !fits {
                 return fail();
