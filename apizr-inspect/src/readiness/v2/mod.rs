@@ -149,6 +149,10 @@ pub struct V2Statements {
     pub risky: Vec<(StmtId, Risk)>,
     /// Import statements (their ranges) that never run or whose failure is handled.
     pub excused_imports: HashSet<TextRange>,
+    /// The excused imports that may run (a handler catches their `ImportError`): one of a
+    /// module of the package runs its top level when it succeeds, so the package still
+    /// judges it ([`package::ModulePackage::runs_local`]).
+    pub handled_imports: HashSet<TextRange>,
     /// The names bound on every path at the end of the top level, and their meanings.
     pub exports: package::Exports,
 }
@@ -161,6 +165,8 @@ pub struct Prover<'p> {
     /// Modules imported so far, with their parent packages (`a`, `a.b` for `import a.b`).
     pub imported_modules: HashSet<String>,
     pub excused_imports: HashSet<TextRange>,
+    /// See [`V2Statements::handled_imports`].
+    pub handled_imports: HashSet<TextRange>,
     /// The module's own name (a relative import of it is not stdlib).
     pub module: &'p str,
     /// Inside a package directory: what the module's local imports bind.
@@ -180,6 +186,7 @@ impl<'p> Prover<'p> {
             future_annotations: self.future_annotations,
             imported_modules: self.imported_modules.clone(),
             excused_imports: Default::default(),
+            handled_imports: Default::default(),
             module: self.module,
             package: self.package,
             local,
@@ -200,6 +207,7 @@ pub fn prove<'p>(
         future_annotations: false,
         imported_modules: HashSet::new(),
         excused_imports: HashSet::new(),
+        handled_imports: HashSet::new(),
         module: &ctx.parsed.module,
         package,
         local: pure::Local::default(),
@@ -238,6 +246,7 @@ pub fn prove<'p>(
     V2Statements {
         risky,
         excused_imports: prover.excused_imports,
+        handled_imports: prover.handled_imports,
         exports,
     }
 }

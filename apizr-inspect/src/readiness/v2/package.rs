@@ -217,6 +217,14 @@ impl<'c> ModulePackage<'c> {
         })
     }
 
+    /// The import statement at `statement` imports a module of the package (its top level
+    /// runs when the import succeeds, whatever handler would catch its failure).
+    pub fn runs_local(&self, statement: TextRange) -> bool {
+        self.imports
+            .iter()
+            .any(|i| i.statement == statement && local_target(i).is_some())
+    }
+
     /// What `module.name` means when `module` is a proved module of the package outside this
     /// module's import cycle (so it has finished running when this one reads it).
     pub fn attribute(&self, module: &str, name: &str) -> Option<Export> {

@@ -433,7 +433,11 @@ impl<'p> Prover<'p> {
         let after = self.env.clone();
         self.arm(&node.finalbody, &after)?;
         if catches_import_error {
+            // Excused, but they may run: recorded as handled unless they never run anyway.
+            let before = self.excused_imports.clone();
             self.excuse_imports(&node.body);
+            let handled: Vec<_> = self.excused_imports.difference(&before).copied().collect();
+            self.handled_imports.extend(handled);
         }
         Ok(())
     }
@@ -474,6 +478,17 @@ impl<'p> Prover<'p> {
                     for clause in &node.elif_else_clauses {
                         self.excuse_imports(&clause.body);
                     }
+                }
+                // Every part of a nested `try` runs inside this body (or never runs): an
+                // `ImportError` its handlers or `finally` raise reaches the outer handler.
+                Stmt::Try(node) => {
+                    self.excuse_imports(&node.body);
+                    for handler in &node.handlers {
+                        let ast::ExceptHandler::ExceptHandler(h) = handler;
+                        self.excuse_imports(&h.body);
+                    }
+                    self.excuse_imports(&node.orelse);
+                    self.excuse_imports(&node.finalbody);
                 }
                 _ => {}
             }

@@ -1,0 +1,151 @@
+//! Readiness v2 and imports inside `try`/`except ImportError`: an import in any part of a
+//! nested `try` (its body, handlers, `else`, `finally`) is handled by the outer handler; an
+//! import of a module of the package is still judged by the package rule (its top level runs
+//! when the import succeeds). Each safe case and near miss is also run in real CPython
+//! (`-I -S`, the package root on `sys.path`): the safe ones import cleanly, the near misses
+//! raise.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::Path;
+
+use apizr_inspect::project::{ProjectOptions, inspect_dir};
+use apizr_inspect::{InspectOptions, inspect_bytes};
+use apizr_ir::{ReadinessPolicy, SourceKind};
+
+const PROBE: &str = "\n\ndef probe(x: int) -> int:\n    return x\n";
+
+/// The brotli fallback of `urllib3.response`: a third-party import in the inner handler.
+const NESTED: &str = "try:\n    try:\n        import brotlicffi as brotli\n    except ImportError:\n        import brotli\nexcept ImportError:\n    brotli = None\n";
+/// The same with an outer handler that does not catch `ImportError`.
+const NESTED_NEAR: &str = "try:\n    try:\n        import brotlicffi as brotli\n    except ImportError:\n        import brotli\nexcept KeyError:\n    brotli = None\n";
+
+/// Whether `probe` is ready, and the (line, column) of the READY-015 culprits.
+fn single_file(source: &str) -> (bool, Vec<(u32, u32)>) {
+    let options = InspectOptions {
+        explain: true,
+        readiness: ReadinessPolicy::V2,
+        ..InspectOptions::default()
+    };
+    let outcome = apizr_inspect::on_inspect_stack(|| {
+        inspect_bytes(source.as_bytes(), SourceKind::Python, "fixture", options)
+    })
+    .unwrap()
+    .unwrap();
+    let ready = outcome
+        .inspection
+        .readiness
+        .assessments
+        .iter()
+        .find(|a| a.source.symbol == "probe")
+        .unwrap()
+        .can_generate_interface;
+    let culprits = outcome
+        .explanation
+        .unwrap()
+        .module_reasons
+        .iter()
+        .filter(|r| r.code == "APIZR-READY-015")
+        .flat_map(|r| &r.culprits)
+        .map(|c| (c.span.line, c.span.column))
+        .collect();
+    (ready, culprits)
+}
+
+/// Run `code` in CPython with `root` on `sys.path`: `None` when it succeeds, else the name of
+/// the exception it raised.
+fn cpython(root: &Path, code: &str) -> Option<String> {
+    let driver = format!(
+        "import sys\nsys.path.insert(0, {root:?})\ntry:\n    exec(compile({code:?}, 'fixture', 'exec'), {{'__name__': 'fixture'}})\nexcept BaseException as e:\n    print(type(e).__name__)\n",
+        root = root.to_str().unwrap(),
+    );
+    let output = std::process::Command::new("python3")
+        .args(["-I", "-S", "-c", &driver])
+        .output()
+        .expect("python3 runs (CI installs it)");
+    let stdout = String::from_utf8(output.stdout).unwrap();
+    stdout.lines().last().map(str::to_string)
+}
+
+#[test]
+fn an_import_in_a_nested_try_is_handled_by_the_outer_handler() {
+    let (ready, culprits) = single_file(&format!("{NESTED}{PROBE}"));
+    assert!(ready, "not proved: {culprits:?}");
+    let (ready, culprits) = single_file(&format!("{NESTED_NEAR}{PROBE}"));
+    assert!(!ready);
+    // `import brotli` (line 5, column 16: the module name) stays a reason.
+    assert!(culprits.contains(&(5, 16)), "{culprits:?}");
+    let empty = tempfile::tempdir().unwrap();
+    assert_eq!(cpython(empty.path(), NESTED), None);
+    assert_eq!(
+        cpython(empty.path(), NESTED_NEAR).as_deref(),
+        Some("ModuleNotFoundError")
+    );
+}
+
+/// `pkg/__init__.py` imports `pkg.helper` in a `try` whose handler catches `ImportError`.
+fn package(helper: &str) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let pkg = dir.path().join("pkg");
+    std::fs::create_dir(&pkg).unwrap();
+    let init =
+        format!("try:\n    from . import helper\nexcept ImportError:\n    helper = None\n{PROBE}");
+    std::fs::write(pkg.join("__init__.py"), init).unwrap();
+    std::fs::write(pkg.join("helper.py"), helper).unwrap();
+    dir
+}
+
+/// Whether `pkg.probe` is ready, and the lines of its READY-015 culprits.
+fn package_verdict(dir: &Path) -> (bool, Vec<u32>) {
+    let options = ProjectOptions {
+        inspect: InspectOptions {
+            explain: true,
+            readiness: ReadinessPolicy::V2,
+            ..InspectOptions::default()
+        },
+        threads: Some(1),
+        keep_envelopes: true,
+    };
+    let project = inspect_dir(dir, &options).unwrap();
+    let entry = project
+        .modules
+        .iter()
+        .find(|m| m.path.ends_with("__init__.py"))
+        .unwrap();
+    let report = entry.result.as_ref().unwrap();
+    let envelope: serde_json::Value = serde_json::from_slice(&report.envelope).unwrap();
+    let ready = envelope["readiness"]["assessments"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|a| a["can_generate_interface"] == true);
+    let lines = report
+        .explanation
+        .as_ref()
+        .unwrap()
+        .module_reasons
+        .iter()
+        .filter(|r| r.code == "APIZR-READY-015")
+        .flat_map(|r| &r.culprits)
+        .map(|c| c.span.line)
+        .collect();
+    (ready, lines)
+}
+
+#[test]
+fn a_handled_import_of_a_module_of_the_package_is_still_judged() {
+    let safe = package("def helper(x: int) -> int:\n    return x\n");
+    let (ready, lines) = package_verdict(safe.path());
+    assert!(ready, "not proved: {lines:?}");
+    assert_eq!(cpython(safe.path(), "import pkg"), None);
+    // The helper's top level raises something else than `ImportError`: the handler does not
+    // help, and the import runs it whenever it succeeds.
+    let near = package("print('effect')\nraise RuntimeError('boom')\n");
+    let (ready, lines) = package_verdict(near.path());
+    assert!(!ready);
+    assert!(lines.contains(&2), "{lines:?}");
+    assert_eq!(
+        cpython(near.path(), "import pkg").as_deref(),
+        Some("RuntimeError")
+    );
+}
