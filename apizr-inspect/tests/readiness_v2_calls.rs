@@ -214,6 +214,46 @@ const CASES: &[Case] = &[
         Raises("AssertionError"),
         "ValueError",
     ),
+    // Codec error handlers under a name of their own; urllib.parse's scheme lists.
+    (
+        "import codecs",
+        "def h(e):\n    return ('?', e.end)\ncodecs.register_error('fixture.h', h)\ncodecs.register_error('fixture.' + 'l', lambda e: ('?', e.end))",
+        "codecs.register_error('fixture.n', 1)",
+        Raises("TypeError"),
+        "1)",
+    ),
+    (
+        "import codecs",
+        "def h(e):\n    return ('?', e.end)\ncodecs.register_error('fixture.h', h)",
+        "def h(e):\n    return ('?', e.end)\ncodecs.register_error(b'fixture.b', h)",
+        Raises("TypeError"),
+        "b'fixture.b'",
+    ),
+    (
+        "import codecs",
+        "def h(e):\n    return ('?', e.end)\ncodecs.register_error('fixture.h', h)",
+        // A built-in name: the worker's own `errors="namereplace"` now runs the module's code
+        // (the effect check puts CPython's handler back for the next snippets).
+        "def h(e):\n    return ('?', e.end)\ncodecs.register_error('namereplace', h)",
+        Effect(
+            "(codecs.lookup_error('namereplace') is h, codecs.register_error('namereplace', codecs.namereplace_errors))[0]",
+        ),
+        "'namereplace'",
+    ),
+    (
+        "import urllib.parse",
+        "if 'fixture-scheme' not in urllib.parse.uses_netloc:\n    urllib.parse.uses_netloc.append('fixture-scheme')",
+        "urllib.parse.uses_netloc.append()",
+        Raises("TypeError"),
+        "urllib.parse.uses_netloc.append()",
+    ),
+    (
+        "import urllib.parse",
+        "S = 'fixture-scheme' in urllib.parse.uses_relative",
+        "S = 'fixture-scheme' in urllib.parse.uses_netlocs",
+        Raises("AttributeError"),
+        "urllib.parse.uses_netlocs",
+    ),
     // Stdlib values built from literals.
     (
         "import datetime",

@@ -22,7 +22,7 @@
 //! | `collections.namedtuple(literal, fields)` | field names are identifiers, not keywords, no `_` prefix, distinct |
 //! | `enum.auto()`, `dataclasses.field(...)` | only in enum / dataclass bodies ([`super::class`]) |
 //! | `datetime.timedelta/date/datetime/time(...)`, `hasattr`/`getattr` of plain stdlib modules, `functools.partial(...)` | literal arguments in range ([`super::values`]) |
-//! | `warnings.simplefilter/filterwarnings(...)`, `logging.getLogger(...).addHandler(NullHandler())` / `.setLevel(...)`, `logging.NullHandler()` | process-local registries ([`super::registry`]) |
+//! | `warnings.simplefilter/filterwarnings(...)`, `logging.getLogger(...).addHandler(NullHandler())` / `.setLevel(...)`, `logging.NullHandler()`, `codecs.register_error(name, f)`, `urllib.parse.uses_netloc.append(s)` | process-local registries ([`super::registry`]) |
 
 use ruff_python_ast::{Expr, ExprCall};
 use ruff_text_size::Ranged;

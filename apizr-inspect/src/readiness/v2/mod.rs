@@ -21,8 +21,8 @@
 //!   v2 folds (patterns built from module constants, f-strings of them) and [`methods`] the
 //!   str methods it folds; [`values`] stdlib values built from literals (`datetime`,
 //!   `hasattr`, `functools.partial`); [`registry`] calls that only change the worker
-//!   process's warnings filters and logging tree; [`comprehension`] comprehensions over
-//!   ranges and literal displays.
+//!   process's warnings filters, logging tree, codec error handlers and URL scheme lists;
+//!   [`comprehension`] comprehensions over ranges and literal displays.
 //!
 //! v2 also adds obligations v1 never checked: a name a statement evaluates must be bound by
 //! then (an annotation naming a class defined later raises `NameError` at import). A

@@ -1,12 +1,14 @@
 //! Calls that change process-local registries of the interpreter at import, which libraries
-//! make to configure themselves: the warnings filter list and the logging tree.
+//! make to configure themselves: the warnings filter list, the logging tree, codec error
+//! handlers registered by a name of their own, and `urllib.parse`'s scheme lists.
 //!
 //! "Harmless" for readiness v2 means: the statement cannot raise, and changes nothing outside
 //! the module's namespace and the single-use worker process (no file, network, subprocess,
 //! environment or other process). These calls change interpreter state of that worker only
 //! and cannot raise with the arguments accepted here. What would install code to run later
-//! (a handler other than `NullHandler`, `atexit`, `sys` hooks, `codecs.register_error`) or
-//! could turn a later warning into an exception (the `"error"` action) stays unproved.
+//! where other code reaches it (a log handler other than `NullHandler`, `atexit`, `sys` hooks,
+//! a codec search function, an error handler under one of CPython's own names) or could turn
+//! a later warning into an exception (the `"error"` action) stays unproved.
 //!
 //! | call | accepted when | why |
 //! | --- | --- | --- |
@@ -15,6 +17,8 @@
 //! | `logging.getLogger(name).addHandler(logging.NullHandler())` | the `getLogger` call proved ([`super::calls`]) | `NullHandler` writes nothing; creating it only registers it in `logging`'s weak handler list (flushed and closed as a no-op at exit) |
 //! | `logging.getLogger(name).setLevel(level)` | `level` an int or one of logging's level names | `_checkLevel` accepts them; the manager's cache is cleared |
 //! | `logging.NullHandler()` | no arguments | as above |
+//! | `codecs.register_error(name, handler)` | `name` a str v2 folds that is not one of CPython's built-in handler names ([`BUILTIN_ERROR_HANDLERS`]), `handler` a lambda or an undecorated function of the module (always callable), both positional | it checks `name` is a str and `handler` callable (`TypeError` otherwise) and stores the pair in the interpreter's error registry; only code asking for that name (`errors="werkzeug.url_quote"`) reaches the handler, while a built-in name would change how the worker itself encodes and decodes |
+//! | `S in urllib.parse.L` / `not in`, `urllib.parse.L.append(s)` | `L` one of the scheme lists ([`SCHEME_LISTS`]), `S`/`s` a str | the lists hold only strs (the stdlib's, and what proved code appended: strs only), so the membership test compares strs; appending a scheme changes how `urljoin`/`urlunsplit` treat it in this process only |
 
 use ruff_python_ast::{Expr, ExprCall, Keyword};
 use ruff_text_size::Ranged;
@@ -24,12 +28,50 @@ use super::{Prover, Unproved, Why};
 
 type Proof<T> = Result<T, Unproved>;
 
-/// The calls of this module, for the allowlist of known names.
+/// The calls of this module and the scheme lists, for the allowlist of known names. A
+/// scheme list is known as a name only (not a list value): binding it elsewhere keeps the
+/// qualified name, so only the membership test and `append` below ever touch it.
 pub fn is_registry_call(qualified: &str) -> bool {
     matches!(
         qualified,
-        "warnings.simplefilter" | "warnings.filterwarnings" | "logging.NullHandler"
-    )
+        "warnings.simplefilter"
+            | "warnings.filterwarnings"
+            | "logging.NullHandler"
+            | "codecs.register_error"
+    ) || scheme_list(qualified).is_some()
+        || qualified
+            .strip_suffix(".append")
+            .is_some_and(|list| scheme_list(list).is_some())
+}
+
+/// The error handlers CPython registers at start-up (`Python/codecs.c`): code everywhere in the
+/// worker (the stdlib included) asks for them by name, so replacing one is not local.
+pub const BUILTIN_ERROR_HANDLERS: &[&str] = &[
+    "strict",
+    "ignore",
+    "replace",
+    "xmlcharrefreplace",
+    "backslashreplace",
+    "namereplace",
+    "surrogateescape",
+    "surrogatepass",
+];
+
+/// `urllib.parse`'s lists of scheme names (lists of str in every CPython 3).
+pub const SCHEME_LISTS: &[&str] = &[
+    "uses_relative",
+    "uses_netloc",
+    "uses_params",
+    "non_hierarchical",
+    "uses_query",
+    "uses_fragment",
+];
+
+/// `qualified` names one of [`SCHEME_LISTS`].
+fn scheme_list(qualified: &str) -> Option<&str> {
+    qualified
+        .strip_prefix("urllib.parse.")
+        .filter(|name| SCHEME_LISTS.contains(name))
 }
 
 /// Actions that only silence or show warnings (`"error"` would make a later warning raise).
@@ -85,8 +127,39 @@ impl Prover<'_> {
         }
     }
 
+    /// `S in urllib.parse.uses_netloc` (or `not in`): `S` a str and the right side one of the
+    /// scheme lists; `None` when the right side is not one.
+    pub fn scheme_membership(&self, left: &Meaning, right: &Meaning) -> Option<bool> {
+        let Meaning::Qualified(list) = right else {
+            return None;
+        };
+        scheme_list(list)?;
+        Some(*left == Meaning::Value(Kind::Str))
+    }
+
     /// The registry calls by qualified name; `None` for other names.
     pub fn registry_call(&self, qualified: &str, call: &ExprCall) -> Option<Proof<Meaning>> {
+        let positional = |count: usize| {
+            call.arguments.keywords.is_empty()
+                && call.arguments.args.len() == count
+                && !call.arguments.args.iter().any(|a| a.is_starred_expr())
+        };
+        if qualified == "codecs.register_error" {
+            return Some(self.register_error(call, positional(2)));
+        }
+        if qualified
+            .strip_suffix(".append")
+            .is_some_and(|list| scheme_list(list).is_some())
+        {
+            return Some(match &call.arguments.args[..] {
+                [scheme] if positional(1) => match self.value(scheme) {
+                    Ok(Meaning::Value(Kind::Str)) => Ok(Meaning::Value(Kind::None)),
+                    Ok(_) => Err(Unproved::at(scheme.range(), Why::Arguments)),
+                    Err(unproved) => Err(unproved),
+                },
+                _ => Err(Unproved::at(call.range(), Why::Arguments)),
+            });
+        }
         let filter = match qualified {
             "logging.NullHandler" => {
                 return Some(if call.arguments.is_empty() {
@@ -107,6 +180,32 @@ impl Prover<'_> {
             &["action", "category", "lineno", "append"]
         };
         Some(self.warning_filter(call, names, filter))
+    }
+
+    /// `codecs.register_error(name, handler)` ([`BUILTIN_ERROR_HANDLERS`]): `positional` says
+    /// the call has exactly two positional arguments (the C function takes no keywords).
+    fn register_error(&self, call: &ExprCall, positional: bool) -> Proof<Meaning> {
+        let ([name, handler], true) = (&call.arguments.args[..], positional) else {
+            return Err(Unproved::at(call.range(), Why::Arguments));
+        };
+        // The name: a str whose value v2 knows, not one the interpreter itself relies on.
+        self.value(name)?;
+        let own_name = self
+            .str_value(name)
+            .is_some_and(|n| !BUILTIN_ERROR_HANDLERS.contains(&n.as_str()));
+        if !own_name {
+            return Err(Unproved::at(name.range(), Why::Arguments));
+        }
+        // The handler: a function object for sure (a lambda, or an undecorated `def`, which
+        // v2 records as a local function it could call; a decorator may return anything).
+        let callable = matches!(
+            (handler, self.value(handler)?),
+            (Expr::Lambda(_), _) | (Expr::Name(_), Meaning::Pure(_))
+        );
+        if !callable {
+            return Err(Unproved::at(handler.range(), Why::Arguments));
+        }
+        Ok(Meaning::Value(Kind::None))
     }
 
     /// The arguments of `simplefilter` / `filterwarnings` (`names` in their order).

@@ -331,7 +331,10 @@ impl<'p> Prover<'p> {
                             order((left.0, &left.1))
                                 .is_some_and(|l| order((right.0, &right.1)) == Some(l))
                         }
-                        _ => false,
+                        // A str in one of `urllib.parse`'s scheme lists ([`super::registry`]).
+                        CmpOp::In | CmpOp::NotIn => {
+                            self.scheme_membership(&left.1, &right.1).unwrap_or(false)
+                        }
                     };
                     if !ok {
                         return fail();
