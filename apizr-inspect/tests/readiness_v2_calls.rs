@@ -254,6 +254,59 @@ const CASES: &[Case] = &[
         Raises("AttributeError"),
         "urllib.parse.uses_netlocs",
     ),
+    // Bytes of byte literals, decoded: a known string (werkzeug's URL quoting tables).
+    (
+        "import re",
+        "U = bytes((*range(0x21), 0x25, 0x7F)).decode()\nQ = re.compile('[' + re.escape(U + '&=+#') + ']')\nL = bytes([0xE9]).decode('latin-1') + b'ok'.decode('ascii')",
+        "U = bytes((*range(0x21), 0x100)).decode()",
+        Raises("ValueError"),
+        "bytes((",
+    ),
+    (
+        "",
+        "U = bytes((0xC3, 0xA9)).decode()",
+        "U = bytes((0xFF,)).decode()",
+        Raises("UnicodeDecodeError"),
+        "bytes((",
+    ),
+    (
+        "",
+        "U = bytes([0x41]).decode('ascii')",
+        "U = bytes([0x41, 0x80]).decode('ascii')",
+        Raises("UnicodeDecodeError"),
+        "bytes([",
+    ),
+    // Set displays unpacking proved generators; f-strings of builtin scalars.
+    (
+        "",
+        "D = {'CON', *(f'COM{i}' for i in range(10)), *('A', 'B')}",
+        "D = {'CON', *([] for i in range(2))}",
+        Raises("TypeError"),
+        "[] for",
+    ),
+    (
+        "",
+        "N = 3\nS = f'n={N!r} {1.5} {None} {True} {N=}'",
+        "S = f'{\"a\":d}'",
+        Raises("ValueError"),
+        "f'",
+    ),
+    // Tests fixed on every worker: `hasattr(os, "fork")` is true (only its arm runs), and a
+    // dynamic import under `os.name == "nt"` never happens (no READY-014 either).
+    (
+        "import os",
+        "F = hasattr(os, 'fork')\nif F:\n    X = 1\nelse:\n    X = []\nD = {X}",
+        "F = hasattr(os, 'fork_nope')\nif F:\n    X = 1\nelse:\n    X = []\nD = {X}",
+        Raises("TypeError"),
+        "X}",
+    ),
+    (
+        "import os",
+        "if os.name == 'nt':\n    try:\n        __import__('colorama')\n    except ImportError:\n        pass",
+        "if os.name == 'posix':\n    __import__('colorama_nope')",
+        Raises("ModuleNotFoundError"),
+        "__import__",
+    ),
     // Stdlib values built from literals.
     (
         "import datetime",

@@ -248,7 +248,7 @@ impl<'a> ModuleRules<'a> {
         shared.extend(namespace);
         let dependencies = dependency_findings(parsed, facts, Scope::Module)
             .into_iter()
-            .filter(|f| !is_excused(f, &excused_imports));
+            .filter(|f| !is_excused(f, &excused_imports) && !never_runs(f, &excused_imports));
         shared.extend(package_findings(dependencies, package.as_ref()));
         let package_outcome = package.as_ref().map(|package| {
             let own_proved = !shared.iter().any(|f| {
@@ -367,6 +367,14 @@ impl<'a> ModuleRules<'a> {
 /// A READY-015 finding about an import v2 excused.
 fn is_excused(finding: &Finding, excused: &HashSet<ruff_text_size::TextRange>) -> bool {
     matches!(&finding.evidence, Evidence::Import { statement, .. } if excused.contains(statement))
+}
+
+/// A module-level READY-014 finding (a dynamic import call) inside a body v2 knows never runs
+/// on a worker: the call never happens, like the excused imports of that body.
+fn never_runs(finding: &Finding, excused: &HashSet<ruff_text_size::TextRange>) -> bool {
+    finding.code == ReasonCode::R014
+        && matches!(&finding.evidence, Evidence::Call { range }
+            if excused.iter().any(|body| body.contains_range(*range)))
 }
 
 /// v2 in a package: each READY-015 finding gets the package's verdict on its statement:

@@ -55,7 +55,10 @@ impl Prover<'_> {
             }
             Expr::Set(s) => {
                 for elt in &s.elts {
-                    self.hashable(elt)?;
+                    match elt {
+                        Expr::Starred(star) => self.unpacked_hashables(&star.value)?,
+                        _ => self.hashable(elt)?,
+                    }
                 }
                 Meaning::Value(Kind::Set)
             }
@@ -110,6 +113,7 @@ impl Prover<'_> {
             Expr::Call(call) => self.call(call)?,
             // An f-string v2 folds ([`super::strings`]): only known strings are formatted.
             Expr::FString(_) if self.str_value(expr).is_some() => Meaning::Value(Kind::Str),
+            Expr::FString(f) if self.formats_builtin_scalars(f) => Meaning::Value(Kind::Str),
             Expr::ListComp(c) => {
                 self.comprehension(&c.elt, &c.generators, expr)?;
                 Meaning::Value(Kind::List)
@@ -144,6 +148,24 @@ impl Prover<'_> {
     /// `expr` evaluates without failing to a value whose `hash()` cannot fail.
     pub fn is_hashable_element(&self, expr: &Expr) -> bool {
         self.element(expr).unwrap_or(false)
+    }
+
+    /// `*items` in a set display: a tuple or list display of hashable elements, or a
+    /// generator v2 proves ([`super::comprehension`]) whose elements are hashable.
+    fn unpacked_hashables(&self, items: &Expr) -> Proof<()> {
+        match items {
+            Expr::Tuple(ast::ExprTuple { elts, .. }) | Expr::List(ast::ExprList { elts, .. }) => {
+                elts.iter().try_for_each(|e| self.hashable(e))
+            }
+            Expr::Generator(g) => match self.comprehension(&g.elt, &g.generators, items)? {
+                Meaning::Value(kind) if !kind.hashable() => {
+                    Err(Unproved::at(g.elt.range(), Why::Unhashable))
+                }
+                Meaning::Unknown => Err(Unproved::at(g.elt.range(), Why::Unhashable)),
+                _ => Ok(()),
+            },
+            _ => Err(Unproved::at(items.range(), Why::Expression)),
+        }
     }
 
     /// A set element or dict key: `hash()` must not fail.

@@ -1,7 +1,7 @@
 //! Tests whose value is the same on every worker: workers run CPython 3 on Linux (the sandbox
 //! and the images are Linux-only), so `sys.version_info < (3,)`, `sys.platform == "win32"`,
 //! `sys.platform.startswith("win")` and `os.name == "nt"` are false wherever a served function
-//! runs. The arms they guard that never run are skipped by the prover like a `TYPE_CHECKING`
+//! runs, and `hasattr(os, "fork")` is true. The arms they guard that never run are skipped by the prover like a `TYPE_CHECKING`
 //! body — their names stay unbound, their imports never happen — and the package index files
 //! their imports as never run ([`crate::package::ImportTime::TypeChecking`]).
 //!
@@ -34,7 +34,17 @@ pub trait Reader {
     fn is_module(&self, expr: &Expr, module: &str) -> bool;
     /// The fixed value of a name, when it is bound to one.
     fn fixed_name(&self, name: &str) -> Option<bool>;
+    /// `expr` is the builtin `name` (`hasattr`).
+    fn is_builtin(&self, expr: &Expr, name: &str) -> bool;
 }
+
+/// `os` functions every CPython 3 on Linux has (`hasattr(os, "fork")` is true on every worker).
+const LINUX_OS_FUNCTIONS: &[&str] = &[
+    "fork", "getuid", "geteuid", "getpid", "getppid", "setsid", "killpg", "uname", "symlink",
+];
+
+/// `os` functions only Windows builds have.
+const WINDOWS_OS_FUNCTIONS: &[&str] = &["startfile", "add_dll_directory"];
 
 /// The value of `test` on every worker, when v2 knows it: a comparison of `sys.version_info`
 /// that holds or fails on every Python 3, a comparison of `sys.platform` or `os.name` with a
@@ -59,7 +69,7 @@ pub fn fixed(test: &Expr, reader: &dyn Reader) -> Option<bool> {
                 None
             }
         }
-        Expr::Call(call) => platform_prefix(call, reader),
+        Expr::Call(call) => platform_prefix(call, reader).or_else(|| os_hasattr(call, reader)),
         Expr::Name(n) => reader.fixed_name(n.id.as_str()),
         _ => None,
     }
@@ -173,6 +183,26 @@ fn platform_prefix(call: &ast::ExprCall, reader: &dyn Reader) -> Option<bool> {
     }
 }
 
+/// `hasattr(os, "fork")` (true on every worker) or `hasattr(os, "startfile")` (false).
+fn os_hasattr(call: &ast::ExprCall, reader: &dyn Reader) -> Option<bool> {
+    let ([module, Expr::StringLiteral(name)], true) =
+        (&call.arguments.args[..], call.arguments.keywords.is_empty())
+    else {
+        return None;
+    };
+    if !reader.is_builtin(&call.func, "hasattr") || !reader.is_module(module, "os") {
+        return None;
+    }
+    let name = name.value.to_str();
+    if LINUX_OS_FUNCTIONS.contains(&name) {
+        Some(true)
+    } else if WINDOWS_OS_FUNCTIONS.contains(&name) {
+        Some(false)
+    } else {
+        None
+    }
+}
+
 fn int(expr: &Expr) -> Option<u64> {
     match expr {
         Expr::NumberLiteral(n) => match &n.value {
@@ -206,5 +236,9 @@ impl Reader for Spelling {
 
     fn fixed_name(&self, _: &str) -> Option<bool> {
         None
+    }
+
+    fn is_builtin(&self, expr: &Expr, name: &str) -> bool {
+        matches!(expr, Expr::Name(n) if n.id.as_str() == name)
     }
 }

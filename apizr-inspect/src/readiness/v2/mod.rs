@@ -19,9 +19,10 @@
 //!   names v2 knows; [`pure`] calls of the module's own pure functions and of classes
 //!   whose instantiation [`instances`] proved; [`strings`] the strings whose value
 //!   v2 folds (patterns built from module constants, f-strings of them) and [`methods`] the
-//!   str methods it folds; [`values`] stdlib values built from literals (`datetime`,
-//!   `hasattr`, `functools.partial`); [`registry`] calls that only change the worker
-//!   process's warnings filters, logging tree, codec error handlers and URL scheme lists;
+//!   str methods it folds ([`octets`]: `bytes(<byte literals>).decode()`); [`values`]
+//!   stdlib values built from literals (`datetime`, `hasattr`, `functools.partial`);
+//!   [`registry`] calls that only change the worker process's warnings filters, logging
+//!   tree, codec error handlers and URL scheme lists;
 //!   [`comprehension`] comprehensions over ranges and literal displays.
 //!
 //! v2 also adds obligations v1 never checked: a name a statement evaluates must be bound by
@@ -47,6 +48,7 @@ pub mod known;
 pub mod methods;
 pub mod mro;
 pub mod names;
+pub mod octets;
 pub mod package;
 pub mod pattern;
 pub mod pure;
@@ -147,7 +149,8 @@ pub enum Why {
 pub struct V2Statements {
     /// The READY-004 reasons that remain, each with why.
     pub risky: Vec<(StmtId, Risk)>,
-    /// Import statements (their ranges) that never run or whose failure is handled.
+    /// Import statements (their ranges) that never run or whose failure is handled, and the
+    /// spans of bodies that never run (a dynamic import in one is excused too).
     pub excused_imports: HashSet<TextRange>,
     /// The excused imports that may run (a handler catches their `ImportError`): one of a
     /// module of the package runs its top level when it succeeds, so the package still

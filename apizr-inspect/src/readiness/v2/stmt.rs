@@ -275,12 +275,12 @@ impl<'p> Prover<'p> {
                         base.bind(name, Meaning::TypeOnly);
                     }
                 }
-                self.excuse_imports(body);
+                self.excuse_never_run(body);
                 continue;
             }
             self.test(test)?;
             match fixed::fixed(test, self) {
-                Some(false) => self.excuse_imports(body),
+                Some(false) => self.excuse_never_run(body),
                 Some(true) => {
                     arms.push(self.arm(body, &base)?);
                     exhaustive = true;
@@ -470,6 +470,18 @@ impl<'p> Prover<'p> {
         Ok(catches)
     }
 
+    /// A body that never runs on a worker (`if TYPE_CHECKING:`, an arm behind a test false on
+    /// every worker): its imports, and its span, so that a dynamic import in it (`__import__`
+    /// under `if os.name == "nt":`) is not a READY-014 reason either
+    /// ([`super::V2Statements::excused_imports`]).
+    fn excuse_never_run(&mut self, body: &[Stmt]) {
+        self.excuse_imports(body);
+        if let (Some(first), Some(last)) = (body.first(), body.last()) {
+            self.excused_imports
+                .insert(ruff_text_size::TextRange::new(first.start(), last.end()));
+        }
+    }
+
     fn excuse_imports(&mut self, body: &[Stmt]) {
         for stmt in body {
             match stmt {
@@ -605,5 +617,9 @@ impl fixed::Reader for Prover<'_> {
         [true, false]
             .into_iter()
             .find(|b| self.env.has_mark(name, Mark::Fixed(*b)))
+    }
+
+    fn is_builtin(&self, expr: &Expr, name: &str) -> bool {
+        self.value(expr) == Ok(Meaning::Qualified(format!("builtins.{name}")))
     }
 }

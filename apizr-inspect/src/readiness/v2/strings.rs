@@ -45,8 +45,9 @@ impl Prover<'_> {
                     _ => None,
                 }
             }
-            // `", ".join(...)`, `"{}".format(...)`, ... ([`super::methods`]).
-            Expr::Call(call) => self.str_method(call),
+            // `", ".join(...)`, `"{}".format(...)`, ... ([`super::methods`]); `bytes(...).decode()`
+            // ([`super::octets`]).
+            Expr::Call(call) => self.str_method(call).or_else(|| self.decoded_bytes(call)),
             Expr::FString(f) => {
                 let mut out = String::new();
                 for part in f.value.iter() {
@@ -78,6 +79,28 @@ impl Prover<'_> {
             }
             _ => None,
         }
+    }
+
+    /// An f-string whose every field formats a str, int, float, bool or `None` value v2
+    /// proves, with no format spec (`!s`/`!r`/`!a` and `=` allowed): `format(v, "")` of these
+    /// builtin kinds is `str(v)` and cannot raise. The text is not folded (`f"COM{i}"` over
+    /// `range(10)`).
+    pub fn formats_builtin_scalars(&self, f: &ruff_python_ast::ExprFString) -> bool {
+        f.value.iter().all(|part| match part {
+            FStringPart::Literal(_) => true,
+            FStringPart::FString(f) => f.elements.iter().all(|element| match element {
+                InterpolatedStringElement::Literal(_) => true,
+                InterpolatedStringElement::Interpolation(i) => {
+                    i.format_spec.is_none()
+                        && matches!(
+                            self.value(&i.expression),
+                            Ok(Meaning::Value(
+                                Kind::Str | Kind::Int | Kind::Float | Kind::Bool | Kind::None
+                            ))
+                        )
+                }
+            }),
+        })
     }
 
     /// The items of a tuple or list of strings v2 folds: a display, or a name bound to a tuple
