@@ -276,6 +276,36 @@ const CASES: &[Case] = &[
         Raises("UnicodeDecodeError"),
         "bytes([",
     ),
+    // Joins of generators v2 folds (`ord`, int format specs), and a local factory renaming
+    // the function it returns (werkzeug.urls's `_make_unquote_part`).
+    (
+        "import re",
+        "C = '|'.join(f'{ord(c):02X}' for c in sorted('%/ \\x7f'))\nP = re.compile(f'((?:%(?:{C}))+)', re.I)\nN = '-'.join(f'{ord(i):3}' for i in ('a', 'b'))",
+        "C = '|'.join(f'{ord(c):02X}' for c in sorted('ab'))\nP = re.compile(f'((?:%(?:{C})+)', re.I)",
+        Raises("error"),
+        "f'((",
+    ),
+    (
+        "",
+        "C = '|'.join(f'{ord(c):x}' for c in ('a', 'b'))",
+        "C = '|'.join(f'{ord(c):x}' for c in ('ab',))",
+        Raises("TypeError"),
+        "'|'.join",
+    ),
+    (
+        "",
+        "C = f'{ord(\"a\"):08b}'",
+        "C = f'{ord(\"a\"):02s}'",
+        Raises("ValueError"),
+        "f'",
+    ),
+    (
+        "import re",
+        "def make(name, chars):\n    choices = '|'.join(f'{ord(c):02X}' for c in sorted(chars))\n    pattern = re.compile(f'((?:%(?:{choices}))+)', re.I)\n\n    def part(value):\n        return pattern.sub('', value)\n\n    part.__name__ = f'_unquote_{name}'\n    return part\nU = bytes((*range(0x21), 0x25, 0x7F)).decode()\nF = make('fragment', U)\nQ = make('query', U + '&=+#')",
+        "def make(name):\n    def part(value):\n        return value\n\n    part.__name__ = 1\n    return part\nF = make('fragment')",
+        Raises("TypeError"),
+        "part.__name__",
+    ),
     // Set displays unpacking proved generators; f-strings of builtin scalars.
     (
         "",

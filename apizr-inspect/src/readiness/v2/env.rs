@@ -140,6 +140,9 @@ pub enum Mark {
     /// cannot raise or run the inspected code ([`truth_safe`]): `try: import ssl` / `except
     /// ImportError: ssl = None` makes `if not ssl:` harmless whichever arm ran.
     SafeTruth,
+    /// A function object of an undecorated nested `def` ([`super::pure`]): its `__name__`
+    /// and `__qualname__` accept a str.
+    PlainFunction,
     /// A tuple of ints ([`super::stmt`]'s `is_int_tuple`): `py = sys.version_info`, so that
     /// `py >= (3, 0, 0)` compares ints only.
     IntTuple,

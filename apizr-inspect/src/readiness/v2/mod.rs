@@ -44,6 +44,7 @@ pub mod exceptions;
 pub mod expr;
 pub mod fixed;
 pub mod instances;
+pub mod joins;
 pub mod known;
 pub mod methods;
 pub mod mro;

@@ -11,7 +11,9 @@
 //!   binds is a local, unbound until its assignment (`UnboundLocalError` otherwise). Generated
 //!   data tables (`uts46data = tuple(_seg_0() + _seg_1() + ...)`) and stream-function
 //!   factories (`_make_cached_stream_func(lambda: sys.stdin, get_text_stdin)`) are written
-//!   this way. Imports, branches, loops and stores into attributes in the body are not proved.
+//!   this way. Imports, branches, loops and stores into attributes in the body are not proved,
+//!   except a str `__name__`/`__qualname__` of an undecorated nested `def` (`Mark::PlainFunction`:
+//!   a function object's setters accept any str).
 //!   Calls nest at most [`MAX_DEPTH`] deep: recursion is never proved (it would raise
 //!   `RecursionError` or loop).
 //! * **Instances of classes whose instantiation v2 proved** ([`super::instances`]): `C()` of a
@@ -29,7 +31,7 @@ use std::rc::Rc;
 use ruff_python_ast::{self as ast, Expr, Number, Stmt};
 use ruff_text_size::{Ranged, TextRange};
 
-use super::env::{Kind, Meaning};
+use super::env::{Kind, Mark, Meaning};
 use super::instances::Init;
 use super::{Prover, Unproved, Why};
 
@@ -257,6 +259,9 @@ impl<'p> Prover<'p> {
                 }
                 self.signature(nested)?;
                 self.env.bind(nested.name.as_str(), Meaning::Function);
+                if nested.decorator_list.is_empty() {
+                    self.env.mark(nested.name.as_str(), Mark::PlainFunction);
+                }
                 Ok(())
             }
             _ => Err(Unproved::at(stmt.range(), Why::Statement)),

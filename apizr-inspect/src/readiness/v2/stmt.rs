@@ -209,6 +209,22 @@ impl<'p> Prover<'p> {
             {
                 Ok(())
             }
+            // `_unquote_partial.__name__ = f"_unquote_{name}"`: a function object of an
+            // undecorated `def` (a module-level one, or a nested one in a local function's
+            // body) renamed; its setters accept any str (`TypeError` otherwise).
+            Expr::Attribute(attr)
+                if matches!(attr.attr.as_str(), "__name__" | "__qualname__")
+                    && *meaning == Meaning::Value(Kind::Str)
+                    && match attr.value.as_ref() {
+                        Expr::Name(n) => {
+                            self.env.has_mark(n.id.as_str(), Mark::PlainFunction)
+                                || matches!(self.value(&attr.value), Ok(Meaning::Pure(_)))
+                        }
+                        _ => false,
+                    } =>
+            {
+                Ok(())
+            }
             _ => Err(Unproved::at(target.range(), Why::Target)),
         }
     }

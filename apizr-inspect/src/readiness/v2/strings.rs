@@ -69,6 +69,17 @@ impl Prover<'_> {
                                     {
                                         out.push_str(&self.str_value(&i.expression)?);
                                     }
+                                    // `{ord(c):02X}`: an int v2 knows, a literal int spec
+                                    // ([`super::joins`]).
+                                    InterpolatedStringElement::Interpolation(i)
+                                        if i.debug_text.is_none()
+                                            && i.conversion == ConversionFlag::None =>
+                                    {
+                                        let spec =
+                                            super::joins::literal_spec(i.format_spec.as_deref()?)?;
+                                        let value = self.int_value(&i.expression)?;
+                                        out.push_str(&super::joins::format_int(value, &spec)?);
+                                    }
                                     InterpolatedStringElement::Interpolation(_) => return None,
                                 }
                             }
@@ -110,6 +121,8 @@ impl Prover<'_> {
             Expr::List(l) => self.known_strings(&l.elts),
             Expr::Tuple(t) => self.known_strings(&t.elts),
             Expr::Name(n) => self.env.sequence(n.id.as_str()).map(<[String]>::to_vec),
+            // `(f"{ord(c):02X}" for c in sorted(chars))` ([`super::joins`]).
+            Expr::Generator(g) => self.folded_generator(g),
             Expr::Attribute(a) => match self.value(&a.value) {
                 Ok(Meaning::Module(module)) => self.package_export(&module, a)?.strings,
                 _ => None,
