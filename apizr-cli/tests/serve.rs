@@ -398,3 +398,96 @@ fn allow_conditional_serves_selected_conditional_functions() {
     assert!(!text.contains("conditional"), "ready under v2: {text}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Readiness v2 serves `*args`/`**kwargs` (issue 15). In the warm pool and governed (a fresh
+/// sandboxed worker per call), each call's values arrive as CPython binds the same call made
+/// directly: the positional parameters before a given `*args` by position, then its items,
+/// keyword-only by name, other keys as `**kwargs` entries; a key named after a positional-only
+/// parameter binds it. Refusals are precise 422s: `*args` without an optional positional
+/// parameter before it, an extra key without `**kwargs`, the `**kwargs` name itself.
+#[test]
+fn variadic_calls_arrive_as_cpython_binds_them() {
+    let dir = tmp("variadic");
+    let fixture = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../apizr-inspect/tests/data/input_types/variadics.py");
+    std::fs::copy(fixture, dir.join("variadics.py")).unwrap();
+    std::fs::write(dir.join("policy.json"), "{}").unwrap();
+    // (JSON arguments, the same call written in Python)
+    let cases = [
+        (
+            r#"{"a":1,"b":2,"c":3,"args":[4,5],"d":6,"x":7}"#,
+            "spread(1, 2, 3, 4, 5, d=6, x=7)",
+        ),
+        (
+            r#"{"a":1,"c":9,"d":6,"y":"z"}"#,
+            "spread(1, c=9, d=6, y='z')",
+        ),
+        (
+            r#"{"a":1,"b":2,"c":3,"args":[],"d":6}"#,
+            "spread(1, 2, 3, d=6)",
+        ),
+        (r#"{"name":"n","k":"v"}"#, "tag('n', k='v')"),
+        (r#"{"name":"n"}"#, "tag('n')"),
+        (r#"{"first":1,"rest":[2,3]}"#, "total(1, 2, 3)"),
+    ];
+    let calls: Vec<&str> = cases.iter().map(|(_, call)| *call).collect();
+    let script = format!(
+        "import json, variadics as m\nfor v in [{}]: print(json.dumps(v))",
+        calls
+            .iter()
+            .map(|c| format!("m.{c}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    let out = Command::new("python3")
+        .current_dir(&dir)
+        .args([
+            "-I",
+            "-c",
+            &format!("import sys; sys.path.insert(0, '.')\n{script}"),
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let direct: Vec<serde_json::Value> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let source = dir.join("variadics.py");
+    let policy = dir.join("policy.json");
+    let source = source.to_str().unwrap();
+    let governed = ["--policy", policy.to_str().unwrap()];
+    for extra in [&[][..], &governed[..]] {
+        let mut args = vec![source, "--readiness", "v2", "--select", "total,tag,spread"];
+        args.extend(["--workers", "1"]);
+        args.extend(extra);
+        let server = Served::start(&args);
+        for ((arguments, call), expected) in cases.iter().zip(&direct) {
+            let name = call.split('(').next().unwrap();
+            let (status, body) = server.post(name, arguments);
+            assert_eq!(status, 200, "{extra:?} {call}: {body}");
+            let got: serde_json::Value = serde_json::from_str(&body).unwrap();
+            assert_eq!(&got, expected, "{extra:?} {call}");
+        }
+        let refused = [
+            ("spread", r#"{"a":1,"args":[4],"d":6}"#, "/b"),
+            ("total", r#"{"first":1,"x":2}"#, "/x"),
+            ("spread", r#"{"a":1,"d":6,"kwargs":{}}"#, "/kwargs"),
+            ("total", r#"{"first":1,"rest":[2,"3"]}"#, "/rest/1"),
+        ];
+        for (name, arguments, path) in refused {
+            let (status, body) = server.post(name, arguments);
+            let at = format!(r#""path":"{path}""#);
+            assert!(
+                status == 422 && body.contains(&at),
+                "{extra:?} {name} {arguments}: {status} {body}"
+            );
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

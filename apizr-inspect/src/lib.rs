@@ -192,7 +192,7 @@ fn inspect_bytes_reusing(
         transformed_digest,
     };
     let facts = facts::ModuleFacts::collect(&parsed);
-    let ir = discovery::build_ir(&parsed, &facts, record);
+    let ir = discovery::build_ir(&parsed, &facts, record, options.readiness);
     if let Some(error) = parsed.take_unparse_error() {
         return Err(error.into());
     }
@@ -220,7 +220,10 @@ fn inspect_bytes_reusing(
         explain::explain_in_index(&parsed, &facts, &ir, report, package, index)
     });
     drop(facts);
-    debug_assert_eq!(ir.schema_version, CAPABILITY_SCHEMA);
+    debug_assert!(
+        ir.schema_version == CAPABILITY_SCHEMA
+            || options.readiness == apizr_ir::ReadinessPolicy::V2
+    );
     let outcome = Outcome {
         inspection: Inspection {
             capability_ir: ir,

@@ -235,6 +235,84 @@ fn bytes_and_bytearray_are_base64_strings_under_v2_only() {
     insta::assert_snapshot!("input_types_blobs", format!("--- v1\n{v1}--- v2\n{v2}"));
 }
 
+/// The IR's schema version and each capability's parameters as `name:kind`.
+fn ir_parameters(file: &str, policy: ReadinessPolicy) -> String {
+    let bytes = std::fs::read(format!("{DIR}/{file}")).unwrap();
+    let options = InspectOptions {
+        readiness: policy,
+        ..InspectOptions::default()
+    };
+    let (outcome, _) = apizr_inspect::on_inspect_stack(|| {
+        inspect_bytes_in_index(&bytes, SourceKind::Python, "shapes", options, None, None)
+    })
+    .unwrap()
+    .unwrap();
+    let ir = &outcome.inspection.capability_ir;
+    let mut out = format!("{}\n", ir.schema_version);
+    for c in &ir.capabilities {
+        let params: Vec<String> = c
+            .signature
+            .parameters
+            .iter()
+            .map(|p| {
+                format!(
+                    "{}:{}",
+                    p.name,
+                    apizr_ir::to_value(&p.kind)
+                        .unwrap()
+                        .canonical_string()
+                        .unwrap()
+                )
+            })
+            .collect();
+        writeln!(out, "  {} {}", c.name, params.join(" ")).unwrap();
+    }
+    out
+}
+
+/// `*args`/`**kwargs` under v2 are parameters (IR kinds `var_positional`/`var_keyword`, schema
+/// `apizr.capability/v2`): `*args: T` an array of T that needs every optional positional
+/// parameter before it, `**kwargs: T` the object's other keys (its own name excepted);
+/// unannotated they are Any (READY-007, a ready note), an item type v2 cannot build keeps
+/// READY-013 on the parameter. v1 keeps the reference's READY-011 and IR v1 (no capability).
+#[test]
+fn variadic_parameters_are_contract_parameters_under_v2_only() {
+    let v1 = summary("variadics.py", ReadinessPolicy::V1);
+    let v2 = summary("variadics.py", ReadinessPolicy::V2);
+    assert!(v1.contains("total Unsupported APIZR-READY-011(-)"), "{v1}");
+    assert!(!v1.contains("request"), "{v1}");
+    for name in ["total", "tag", "spread"] {
+        let ready = format!("{name} Ready");
+        assert!(v2.lines().any(|l| l.starts_with(&ready)), "{name}: {v2}");
+    }
+    assert!(v2.contains("APIZR-READY-007(args)"), "{v2}");
+    assert!(v2.contains("APIZR-READY-007(kwargs)"), "{v2}");
+    assert!(
+        v2.contains("view Conditional APIZR-READY-013(chunks)"),
+        "{v2}"
+    );
+    let total = r#"request {"additionalProperties":false,"properties":{"first":{"type":"integer"},"rest":{"items":{"type":"integer"},"type":"array"}},"required":["first"],"type":"object"}"#;
+    assert!(v2.contains(total), "{v2}");
+    let tag = r#"request {"additionalProperties":{"type":"string"},"properties":{"name":{"type":"string"}},"propertyNames":{"not":{"const":"attributes"}},"required":["name"],"type":"object"}"#;
+    assert!(v2.contains(tag), "{v2}");
+    assert!(
+        v2.contains(r#""dependentRequired":{"args":["b","c"]}"#),
+        "{v2}"
+    );
+    let ir_v1 = ir_parameters("variadics.py", ReadinessPolicy::V1);
+    let ir_v2 = ir_parameters("variadics.py", ReadinessPolicy::V2);
+    assert_eq!(ir_v1, "apizr.capability/v1\n", "{ir_v1}");
+    assert!(ir_v2.starts_with("apizr.capability/v2\n"), "{ir_v2}");
+    let spread = r#"spread a:"positional_only" b:"positional_only" c:"positional_or_keyword" args:"var_positional" d:"keyword_only" kwargs:"var_keyword""#;
+    assert!(ir_v2.contains(spread), "{ir_v2}");
+    // A v2 IR without variadics keeps the v1 label.
+    assert!(ir_parameters("shapes.py", ReadinessPolicy::V2).starts_with("apizr.capability/v1\n"));
+    insta::assert_snapshot!(
+        "input_types_variadics",
+        format!("--- v1\n{v1}{ir_v1}--- v2\n{v2}{ir_v2}")
+    );
+}
+
 const PACKAGE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/input_types_pkg");
 
 /// Per function of `module`: (state, reason codes) from `inspect DIR`'s package-aware verdict.

@@ -9,6 +9,12 @@ use crate::digest::Digest;
 
 pub const CAPABILITY_SCHEMA: &str = "apizr.capability/v1";
 
+/// `apizr.capability/v2`: v1 plus the parameter kinds `var_positional` and `var_keyword`.
+/// Discovery emits them only under readiness v2, and an IR is labelled v2 only when one of its
+/// signatures holds one ([`CapabilityIr::schema_for`]): every IR a v1 consumer can read keeps
+/// its v1 label and bytes, and one it cannot read says so in its first field.
+pub const CAPABILITY_SCHEMA_V2: &str = "apizr.capability/v2";
+
 /// The whole IR document.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct CapabilityIr {
@@ -107,14 +113,36 @@ pub struct Returns {
 pub enum ParameterKind {
     PositionalOnly,
     PositionalOrKeyword,
+    /// `*args` (IR v2 only): its annotation is the type of each item.
+    VarPositional,
     KeywordOnly,
+    /// `**kwargs` (IR v2 only): its annotation is the type of each value.
+    VarKeyword,
+}
+
+impl ParameterKind {
+    /// `*args` or `**kwargs`.
+    pub fn is_variadic(self) -> bool {
+        matches!(
+            self,
+            ParameterKind::VarPositional | ParameterKind::VarKeyword
+        )
+    }
+
+    /// Filled by position when a call passes positional arguments up to it.
+    pub fn is_named_positional(self) -> bool {
+        matches!(
+            self,
+            ParameterKind::PositionalOnly | ParameterKind::PositionalOrKeyword
+        )
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Parameter {
     pub name: String,
     pub kind: ParameterKind,
-    /// True iff `default` is null.
+    /// True iff `default` is null, except for the variadic kinds (never required).
     pub required: bool,
     pub annotation: Option<DeclaredType>,
     pub default: Option<Expression>,
@@ -342,6 +370,20 @@ impl CapabilityIr {
         self.diagnostics.sort_by(|a, b| {
             (a.source.line, a.code, a.message).cmp(&(b.source.line, b.code, b.message))
         });
+    }
+
+    /// The schema version that describes these capabilities: v2 exactly when a signature
+    /// (implementation or overload) has a variadic parameter.
+    pub fn schema_for(capabilities: &[Capability]) -> &'static str {
+        let variadic = |s: &Signature| s.parameters.iter().any(|p| p.kind.is_variadic());
+        let any = capabilities
+            .iter()
+            .any(|c| variadic(&c.signature) || c.overloads.iter().any(|o| variadic(&o.signature)));
+        if any {
+            CAPABILITY_SCHEMA_V2
+        } else {
+            CAPABILITY_SCHEMA
+        }
     }
 
     /// Canonical bytes (hashed into `ir_digest`).

@@ -33,6 +33,38 @@ pub struct ContractParameter {
     pub type_spec: TypeSpec,
 }
 
+impl ContractParameter {
+    /// The type of the value the caller sends under this parameter's name: `list[T]` for
+    /// `*args: T` (a JSON array of its items), `T` otherwise (for `**kwargs: T`, the type of
+    /// each extra key's value). The request schema and Rust validation both read it, so the
+    /// contract and the check are one rule.
+    pub fn value_spec(&self) -> std::borrow::Cow<'_, TypeSpec> {
+        match self.kind {
+            ParameterKind::VarPositional => std::borrow::Cow::Owned(TypeSpec {
+                items: vec![self.type_spec.clone()],
+                ..TypeSpec::simple(TypeKind::List)
+            }),
+            _ => std::borrow::Cow::Borrowed(&self.type_spec),
+        }
+    }
+}
+
+/// The positional parameters a present `*args` needs (CPython fills the parameters before
+/// `*args` by position before any item reaches it): the optional named positional parameters
+/// before it (the required ones are required anyway). Empty without `*args`.
+pub fn var_positional_needs(parameters: &[ContractParameter]) -> Vec<&ContractParameter> {
+    if !parameters
+        .iter()
+        .any(|p| p.kind == ParameterKind::VarPositional)
+    {
+        return Vec::new();
+    }
+    parameters
+        .iter()
+        .filter(|p| p.kind.is_named_positional() && !p.required)
+        .collect()
+}
+
 /// `{capability_id, description, execution, name, parameters, returns}`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct InvocationContract {
@@ -167,13 +199,21 @@ pub fn type_schema(spec: &TypeSpec) -> Value {
     }
 }
 
-/// The request schema: a closed object of the parameters, `required` in signature order, and
+/// The request schema: an object of the parameters, `required` in signature order, and
 /// `dependentRequired` (only when non-empty) for positional-only parameters that need their
-/// earlier optional positional-only siblings.
+/// earlier optional positional-only siblings, and for `*args` (an array property of its items)
+/// that needs every positional parameter before it ([`var_positional_needs`]). Closed
+/// (`additionalProperties: false`) unless the function takes `**kwargs: T`: then every other key
+/// is one of its entries (`additionalProperties` = T), except its own name (`propertyNames`),
+/// which CPython would accept as an entry but a client would take for the dict itself. A key
+/// named after a parameter always binds that parameter — also a positional-only one, which
+/// CPython would put into `**kwargs` (`def f(a, /, **kw)`, `f(1, a=2)`): one JSON object has
+/// one such key, so that entry cannot be sent.
 pub fn request_schema(parameters: &[ContractParameter]) -> Value {
     let properties: BTreeMap<String, Value> = parameters
         .iter()
-        .map(|p| (p.name.clone(), type_schema(&p.type_spec)))
+        .filter(|p| p.kind != ParameterKind::VarKeyword)
+        .map(|p| (p.name.clone(), type_schema(&p.value_spec())))
         .collect();
     let required: Vec<Value> = parameters
         .iter()
@@ -193,14 +233,31 @@ pub fn request_schema(parameters: &[ContractParameter]) -> Value {
             earlier_optional.push(Value::Str(p.name.clone()));
         }
     }
+    let needs = var_positional_needs(parameters);
+    if let Some(args) = parameters
+        .iter()
+        .find(|p| p.kind == ParameterKind::VarPositional)
+        && !needs.is_empty()
+    {
+        let names = needs.iter().map(|p| Value::Str(p.name.clone())).collect();
+        dependent.insert(args.name.clone(), Value::Array(names));
+    }
+    let kwargs = parameters
+        .iter()
+        .find(|p| p.kind == ParameterKind::VarKeyword);
+    let additional = kwargs.map_or(Value::Bool(false), |p| type_schema(&p.type_spec));
     let mut schema = vec![
-        ("additionalProperties", Value::Bool(false)),
+        ("additionalProperties", additional),
         ("properties", Value::Object(properties)),
         ("required", Value::Array(required)),
         ("type", Value::Str("object".into())),
     ];
     if !dependent.is_empty() {
         schema.push(("dependentRequired", Value::Object(dependent)));
+    }
+    if let Some(kwargs) = kwargs {
+        let not = object(vec![("const", Value::Str(kwargs.name.clone()))]);
+        schema.push(("propertyNames", object(vec![("not", not)])));
     }
     object(schema)
 }
@@ -239,6 +296,38 @@ mod tests {
             plain,
             r#"{"additionalProperties":false,"properties":{"x":{"type":"integer"}},"required":["x"],"type":"object"}"#
         );
+    }
+
+    /// `def f(a, /, b=1, *rest: int, c, **kw: str)`: `rest` is an array of its items that
+    /// needs `b` (a present `*args` fills every positional parameter before it); other keys are
+    /// entries of `kw` (strings), `kw` itself excepted; without `**kwargs` the object is closed.
+    #[test]
+    fn variadic_schemas() {
+        let params = vec![
+            param("a", ParameterKind::PositionalOnly, true),
+            param("b", ParameterKind::PositionalOrKeyword, false),
+            param("rest", ParameterKind::VarPositional, false),
+            param("c", ParameterKind::KeywordOnly, true),
+            ContractParameter {
+                type_spec: TypeSpec::simple(TypeKind::Str),
+                ..param("kw", ParameterKind::VarKeyword, false)
+            },
+        ];
+        assert_eq!(
+            request_schema(&params).canonical_string().unwrap(),
+            concat!(
+                r#"{"additionalProperties":{"type":"string"},"dependentRequired":{"rest":["b"]},"#,
+                r#""properties":{"a":{"type":"integer"},"b":{"type":"integer"},"c":{"type":"integer"},"#,
+                r#""rest":{"items":{"type":"integer"},"type":"array"}},"#,
+                r#""propertyNames":{"not":{"const":"kw"}},"required":["a","c"],"type":"object"}"#
+            )
+        );
+        let closed = request_schema(&params[..3]).canonical_string().unwrap();
+        assert!(
+            closed.starts_with(r#"{"additionalProperties":false,"#),
+            "{closed}"
+        );
+        assert!(!closed.contains("propertyNames"), "{closed}");
     }
 
     #[test]

@@ -46,18 +46,27 @@ pub struct WrittenBindings {
     pub paths: Vec<String>,
 }
 
-/// A contract Rust cannot bind: a parameter name that is not a Rust identifier.
+/// A contract Rust cannot bind: a parameter name that is not a Rust identifier, or a
+/// `*args`/`**kwargs` parameter (readiness v2), which a fixed Rust signature cannot pass (the
+/// generator then serves the capability from its bundle).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Unbindable {
     pub function: String,
     pub parameter: String,
+    /// The parameter is `*args` or `**kwargs`.
+    pub variadic: bool,
 }
 
 impl std::fmt::Display for Unbindable {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let why = if self.variadic {
+            "is variadic (*args/**kwargs)"
+        } else {
+            "is not a Rust identifier"
+        };
         write!(
             f,
-            "parameter `{}` of `{}` is not a Rust identifier",
+            "parameter `{}` of `{}` {why}",
             self.parameter, self.function
         )
     }
@@ -90,10 +99,15 @@ pub fn write(
             .unwrap_or_else(|| format!("capability_{i}"));
         let mut args = Vec::new();
         for param in &contract.parameters {
-            let ident = rust_ident(&param.name).ok_or_else(|| Unbindable {
+            let unbindable = |variadic| Unbindable {
                 function: contract.name.clone(),
                 parameter: param.name.clone(),
-            })?;
+                variadic,
+            };
+            if param.kind.is_variadic() {
+                return Err(unbindable(true));
+            }
+            let ident = rust_ident(&param.name).ok_or_else(|| unbindable(false))?;
             let hint = format!("{}_{}", contract.name, param.name);
             let ty = rust_type_with(&param.type_spec, !param.required, &mut structs, &hint);
             args.push(format!("{ident}: {ty}"));

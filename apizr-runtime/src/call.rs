@@ -197,7 +197,7 @@ impl Call {
         request
     }
 
-    /// The positional-only argument count (the direct backend's call frame).
+    /// The count of arguments passed by position (the direct backend's call frame).
     #[cfg_attr(not(feature = "serve"), allow(dead_code))]
     pub(crate) fn positional_count(&self) -> usize {
         self.request.positional.len()

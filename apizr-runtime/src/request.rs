@@ -127,7 +127,8 @@ pub struct CallRequest {
     /// Enum member by value, a dataclass or NamedTuple as an object); `None` keeps the
     /// request bytes of every v1 call.
     pub returns: Option<TypeSpec>,
-    /// Already-validated positional arguments (positional-only parameters, in order).
+    /// Already-validated positional arguments (positional-only parameters, in order; every
+    /// positional parameter when `*args` is given, whose array stays in `keyword`).
     pub positional: Vec<Value>,
     /// Already-validated keyword arguments.
     pub keyword: BTreeMap<String, Value>,
@@ -148,7 +149,7 @@ impl CallRequest {
         let positional_names = self
             .parameters
             .iter()
-            .filter(|p| p.kind != ParameterKind::KeywordOnly)
+            .filter(|p| p.kind.is_named_positional())
             .map(|p| p.name.clone());
         for (name, value) in positional_names.zip(self.positional.iter()) {
             map.insert(name, value.clone());

@@ -239,7 +239,9 @@ def _read_request(protocols):
 
 def _input_size_ok(params, arguments, max_input):
     payload = {}
-    positional = [p["name"] for p in params if p["kind"] != "keyword_only"]
+    positional = [
+        p["name"] for p in params if p["kind"] in ("positional_only", "positional_or_keyword")
+    ]
     if len(arguments["positional"]) > len(positional):
         return False
     for name, value in zip(positional, arguments["positional"]):
@@ -445,24 +447,71 @@ def _verify_binding(func, execution, params):
         raise _Fail("binding_failed")
     code = func.__code__
     flags = code.co_flags
-    bad = CO_VARARGS | CO_VARKEYWORDS | CO_GENERATOR | CO_ASYNC_GENERATOR | CO_ITERABLE_COROUTINE
+    bad = CO_GENERATOR | CO_ASYNC_GENERATOR | CO_ITERABLE_COROUTINE
     if flags & bad:
         raise _Fail("binding_failed")
     if bool(flags & CO_COROUTINE) != (execution == "async"):
         raise _Fail("binding_failed")
     npos = code.co_argcount
-    names = code.co_varnames[: npos + code.co_kwonlyargcount]
+    nkw = code.co_kwonlyargcount
+    names = code.co_varnames
     defaults = func.__defaults__ or ()
     kwdefaults = func.__kwdefaults__ or {}
+    # CPython's signature order: positional, *args, keyword-only, **kwargs. co_varnames holds
+    # the positional and keyword-only names, then the *args name, then the **kwargs name.
     actual = []
     for i, pname in enumerate(names[:npos]):
         kind = "positional_only" if i < code.co_posonlyargcount else "positional_or_keyword"
         actual.append((pname, kind, i < npos - len(defaults)))
-    for pname in names[npos:]:
+    extra = npos + nkw
+    if flags & CO_VARARGS:
+        actual.append((names[extra], "var_positional", False))
+        extra += 1
+    for pname in names[npos : npos + nkw]:
         actual.append((pname, "keyword_only", pname not in kwdefaults))
+    if flags & CO_VARKEYWORDS:
+        actual.append((names[extra], "var_keyword", False))
     expected = [(p["name"], p["kind"], p["required"] is True) for p in params]
     if actual != expected:
         raise _Fail("binding_failed")
+
+
+class _Binding:
+    # How arguments reach one function, in CPython's order (readiness v2 adds *args/**kwargs):
+    # the server sends the positional values (positional-only ones up to the last given, or,
+    # when *args is given, every parameter before it) and the rest by name; the *args array
+    # under its own name is spread after the positional values, a name of no parameter is an
+    # entry of **kwargs.
+    __slots__ = ("positional", "by_name", "kwargs")
+
+    def __init__(self, params):
+        self.positional = [
+            p for p in params if p["kind"] in ("positional_only", "positional_or_keyword")
+        ]
+        self.by_name = {p["name"]: p for p in params if p["kind"] != "var_keyword"}
+        self.kwargs = next((p for p in params if p["kind"] == "var_keyword"), None)
+
+    def bind(self, positional, keyword):
+        if len(positional) > len(self.positional):
+            raise _Mismatch()
+        args = [_convert(v, p["type"]) for v, p in zip(positional, self.positional)]
+        items = []
+        kwargs = {}
+        for k, v in keyword.items():
+            p = self.by_name.get(k)
+            if p is None:
+                if self.kwargs is None or k == self.kwargs["name"]:
+                    raise _Mismatch()
+                kwargs[k] = _convert(v, self.kwargs["type"])
+            elif p["kind"] == "var_positional":
+                # Its items go by position only after every parameter before it.
+                if type(v) is not list or len(args) != len(self.positional):
+                    raise _Mismatch()
+                items = [_convert(x, p["type"]) for x in v]
+            else:
+                kwargs[k] = _convert(v, p["type"])
+        args.extend(items)
+        return args, kwargs
 
 
 def _item(spec, index=0):
@@ -760,17 +809,8 @@ def _main():
             import asyncio
         func = module.__dict__.get(call["function"])
         _verify_binding(func, execution, params)
-        by_name = {p["name"]: p["type"] for p in params}
-        positional_params = [p for p in params if p["kind"] != "keyword_only"]
         try:
-            args = [
-                _convert(v, p["type"]) for v, p in zip(arguments["positional"], positional_params)
-            ]
-            kwargs = {}
-            for k, v in arguments["keyword"].items():
-                if k not in by_name:
-                    raise _Mismatch()
-                kwargs[k] = _convert(v, by_name[k])
+            args, kwargs = _Binding(params).bind(arguments["positional"], arguments["keyword"])
         except _Mismatch:
             raise _Fail("invalid_input")
         try:
@@ -869,21 +909,22 @@ def _sets_to_lists(value):
 
 class _Served:
     # One capability, resolved and binding-checked once at start-up.
-    __slots__ = ("func", "is_async", "types", "positional_only", "sets_to_lists", "returns")
+    __slots__ = ("func", "is_async", "binding", "positional", "sets_to_lists", "returns")
 
     def __init__(self, module, spec):
         params = spec["parameters"]
         self.func = module.__dict__.get(spec["function"])
         _verify_binding(self.func, spec["execution"], params)
         self.is_async = spec["execution"] == "async"
-        self.types = {p["name"]: p["type"] for p in params}
-        self.positional_only = [p["name"] for p in params if p["kind"] == "positional_only"]
+        self.binding = _Binding(params)
+        self.positional = [p["name"] for p in self.binding.positional]
         self.sets_to_lists = spec.get("sets") == "list"
         self.returns = spec.get("returns")
 
 
 def _serve_call(served, data):
-    # Call payload: b"<nonce>\n<capability>\n<positional-only count>\n<the caller's JSON text>".
+    # Call payload: b"<nonce>\n<capability>\n<positional count>\n<the caller's JSON text>"
+    # (the count of the leading positional parameters the server passes by position).
     # The server has already validated the text; decoding it here keeps the caller's key order
     # in `dict`/`any` values, as the reference does.
     nonce, _, data = data.partition(b"\n")
@@ -894,13 +935,10 @@ def _serve_call(served, data):
             raise _Fail("binding_failed")
         try:
             obj = _loads(body.decode("utf-8").lstrip("\ufeff \t\n\r"))
-            names = cap.positional_only[: int(count)]
-            types = cap.types
-            args = [_convert(obj[n], types[n]) for n in names]
-            kwargs = {}
-            for k, v in obj.items():
-                if k not in names:
-                    kwargs[k] = _convert(v, types[k])
+            names = cap.positional[: int(count)]
+            positional = [obj[n] for n in names]
+            keyword = {k: v for k, v in obj.items() if k not in names}
+            args, kwargs = cap.binding.bind(positional, keyword)
         except (_Mismatch, KeyError, ValueError, TypeError):
             raise _Fail("invalid_input")
         try:

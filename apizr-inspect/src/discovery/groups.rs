@@ -3,7 +3,7 @@
 //!
 //! Check order (observed with the oracle): more than one concrete definition -> CAP-001 only;
 //! else stubs present but not associable -> CAP-004 only; else any variadic member -> one CAP-002
-//! per variadic member; else the capability (+ CAP-003, CAP-005, CAP-006 for it and its stubs).
+//! per variadic member (readiness v1 only: under v2 variadics are parameters); else the capability (+ CAP-003, CAP-005, CAP-006 for it and its stubs).
 
 use apizr_ir::{
     Availability, Capability, CapabilityKind, Diagnostic, DiagnosticKind, Effects, Evidence,
@@ -68,6 +68,7 @@ pub fn resolve(
     facts: &ModuleFacts,
     name: &str,
     group: &[&Candidate<'_>],
+    variadics: bool,
 ) -> Resolved {
     let mut diagnostics = Vec::new();
     let members: Vec<Member> = group
@@ -105,7 +106,7 @@ pub fn resolve(
         };
     }
     for member in &members {
-        if is_variadic(member.candidate.def) {
+        if !variadics && is_variadic(member.candidate.def) {
             diagnostics.push(Diagnostic::new(
                 DiagnosticKind::Variadic,
                 span_of(member.candidate),

@@ -1,4 +1,5 @@
-//! Discovery: Python AST -> Capability IR (`apizr.capability/v1`).
+//! Discovery: Python AST -> Capability IR (`apizr.capability/v1`; v2 when readiness v2 keeps a
+//! variadic signature).
 //!
 //! Static only: nothing is imported or executed. Module-scope facts (statements, bindings,
 //! calls) come from the fact pass ([`crate::facts`]). The pieces:
@@ -17,13 +18,22 @@ pub mod spans;
 
 use std::collections::HashMap;
 
-use apizr_ir::{CAPABILITY_SCHEMA, CapabilityIr, Diagnostic, DiagnosticKind, SourceRecord};
+use apizr_ir::{CapabilityIr, Diagnostic, DiagnosticKind, ReadinessPolicy, SourceRecord};
 
 use crate::facts::ModuleFacts;
 use crate::module::ParsedModule;
 use candidates::{Candidate, Candidates};
 
-pub fn build_ir(parsed: &ParsedModule, facts: &ModuleFacts, source: SourceRecord) -> CapabilityIr {
+/// Under readiness v2 (`policy`) a function taking `*args`/`**kwargs` is a capability whose
+/// signature holds them (kinds `var_positional`/`var_keyword`, IR `apizr.capability/v2`); under
+/// v1 it is rejected with CAP-002, as the reference does.
+pub fn build_ir(
+    parsed: &ParsedModule,
+    facts: &ModuleFacts,
+    source: SourceRecord,
+    policy: ReadinessPolicy,
+) -> CapabilityIr {
+    let variadics = policy == ReadinessPolicy::V2;
     let found = Candidates::collect(facts);
 
     // Group by name, in order of first appearance.
@@ -43,7 +53,7 @@ pub fn build_ir(parsed: &ParsedModule, facts: &ModuleFacts, source: SourceRecord
     let mut capabilities = Vec::new();
     let mut diagnostics = Vec::new();
     for (name, members) in &groups {
-        let resolved = groups::resolve(parsed, facts, name, members);
+        let resolved = groups::resolve(parsed, facts, name, members, variadics);
         capabilities.extend(resolved.capability);
         diagnostics.extend(resolved.diagnostics);
     }
@@ -55,7 +65,7 @@ pub fn build_ir(parsed: &ParsedModule, facts: &ModuleFacts, source: SourceRecord
     }
 
     let mut ir = CapabilityIr {
-        schema_version: CAPABILITY_SCHEMA,
+        schema_version: CapabilityIr::schema_for(&capabilities),
         source,
         capabilities,
         diagnostics,

@@ -7,7 +7,7 @@
 use apizr_ir::{
     DeclaredType, Evidence, Expression, Parameter, ParameterKind, Returns, Signature, TypeForm,
 };
-use ruff_python_ast::{Expr, Operator, ParameterWithDefault, StmtFunctionDef};
+use ruff_python_ast::{AnyParameterRef, Expr, Operator, StmtFunctionDef};
 
 use crate::module::ParsedModule;
 
@@ -58,21 +58,37 @@ pub fn is_variadic(def: &StmtFunctionDef) -> bool {
     def.parameters.vararg.is_some() || def.parameters.kwarg.is_some()
 }
 
-/// Build the signature of a non-variadic function.
+/// The kind of each parameter, in CPython's signature order (positional-only, positional or
+/// keyword, `*args`, keyword-only, `**kwargs`).
+pub fn parameter_kinds(def: &StmtFunctionDef) -> Vec<(AnyParameterRef<'_>, ParameterKind)> {
+    let params = &def.parameters;
+    fn named(
+        list: &[ruff_python_ast::ParameterWithDefault],
+        kind: ParameterKind,
+    ) -> impl Iterator<Item = (AnyParameterRef<'_>, ParameterKind)> {
+        list.iter()
+            .map(move |p| (AnyParameterRef::NonVariadic(p), kind))
+    }
+    let mut out: Vec<_> = named(&params.posonlyargs, ParameterKind::PositionalOnly).collect();
+    out.extend(named(&params.args, ParameterKind::PositionalOrKeyword));
+    if let Some(p) = params.vararg.as_deref() {
+        out.push((AnyParameterRef::Variadic(p), ParameterKind::VarPositional));
+    }
+    out.extend(named(&params.kwonlyargs, ParameterKind::KeywordOnly));
+    if let Some(p) = params.kwarg.as_deref() {
+        out.push((AnyParameterRef::Variadic(p), ParameterKind::VarKeyword));
+    }
+    out
+}
+
+/// Build the signature of a function (variadics included: discovery rejects a variadic
+/// function before this under readiness v1).
 pub fn build_signature(parsed: &ParsedModule, def: &StmtFunctionDef) -> BuiltSignature {
     let mut unknown = 0usize;
-    let params = &def.parameters;
-    let kinds = [
-        (&params.posonlyargs, ParameterKind::PositionalOnly),
-        (&params.args, ParameterKind::PositionalOrKeyword),
-        (&params.kwonlyargs, ParameterKind::KeywordOnly),
-    ];
-    let mut parameters = Vec::new();
-    for (list, kind) in kinds {
-        for parameter in list.iter() {
-            parameters.push(build_parameter(parsed, parameter, kind, &mut unknown));
-        }
-    }
+    let parameters = parameter_kinds(def)
+        .into_iter()
+        .map(|(parameter, kind)| build_parameter(parsed, parameter, kind, &mut unknown))
+        .collect();
     let returns = Returns {
         annotation: def
             .returns
@@ -91,20 +107,19 @@ pub fn build_signature(parsed: &ParsedModule, def: &StmtFunctionDef) -> BuiltSig
 
 fn build_parameter(
     parsed: &ParsedModule,
-    parameter: &ParameterWithDefault,
+    parameter: AnyParameterRef<'_>,
     kind: ParameterKind,
     unknown: &mut usize,
 ) -> Parameter {
     let annotation = parameter
-        .parameter
-        .annotation
-        .as_deref()
+        .annotation()
         .map(|e| declared_type(parsed, e, unknown));
-    let default = parameter.default.as_deref().map(|e| expression(parsed, e));
+    let default = parameter.default().map(|e| expression(parsed, e));
     Parameter {
-        name: parameter.parameter.name.as_str().to_string(),
+        name: parameter.name().as_str().to_string(),
         kind,
-        required: default.is_none(),
+        // `*args`/`**kwargs` take no default yet are never required (empty when not given).
+        required: default.is_none() && !kind.is_variadic(),
         annotation,
         default,
         evidence: Evidence::Observed,

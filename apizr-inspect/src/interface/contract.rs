@@ -38,16 +38,17 @@ pub fn build<'a>(
     let def = find_def(parsed, &cap.name, cap.source.line)
         .ok_or_else(|| lowering("definition not found"))?;
     let ctx = outputs::context_at(facts, candidates, classes, cap.source.line);
-    let params: Vec<_> = def.parameters.iter_non_variadic_params().collect();
+    // Signature order, `*args`/`**kwargs` included (the IR holds them under readiness v2 only).
+    let params: Vec<_> = def.parameters.iter().collect();
     if params.len() != cap.signature.parameters.len() {
         return Err(lowering("parameter count differs from the IR"));
     }
     let mut parameters = Vec::with_capacity(params.len());
     for (ir, ast) in cap.signature.parameters.iter().zip(params) {
-        if ast.parameter.name.as_str() != ir.name {
+        if ast.name().as_str() != ir.name {
             return Err(lowering("parameter names differ from the IR"));
         }
-        let type_spec = match ast.parameter.annotation.as_deref() {
+        let type_spec = match ast.annotation() {
             None => TypeSpec::simple(TypeKind::Any),
             Some(annotation) => ctx.lower(annotation),
         };

@@ -186,8 +186,9 @@ pub fn annotation_names(facts: &ModuleFacts) -> HashSet<String> {
     for (_, statement) in facts.statements() {
         match statement.node {
             Stmt::FunctionDef(def) => {
-                for param in def.parameters.iter_non_variadic_params() {
-                    if let Some(annotation) = param.parameter.annotation.as_deref() {
+                // `*args`/`**kwargs` too: under v2 their annotations are parameter types.
+                for param in def.parameters.iter() {
+                    if let Some(annotation) = param.annotation() {
                         names.visit_expr(annotation);
                     }
                 }

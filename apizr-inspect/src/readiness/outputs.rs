@@ -47,12 +47,14 @@ pub fn context_at<'a>(
 
 pub fn parameter_findings(ctx: &Context, def: &StmtFunctionDef, line: u32) -> Vec<Finding> {
     let mut out = Vec::new();
-    for param in def.parameters.iter_non_variadic_params() {
-        let name = param.parameter.name.as_str();
-        match param.parameter.annotation.as_deref() {
+    // Every parameter in signature order; `*args`/`**kwargs` are in the IR only under readiness
+    // v2, where their annotation is the type of each item or value (unannotated: READY-007).
+    for param in def.parameters.iter() {
+        let name = param.name().as_str();
+        match param.annotation() {
             None => {
                 let evidence = Evidence::Type {
-                    range: param.parameter.name.range(),
+                    range: param.name().range(),
                     cause: TypeCause::Missing,
                 };
                 out.push(Finding::new(ReasonCode::R007, line, evidence).parameter(name));

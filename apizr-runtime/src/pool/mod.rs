@@ -14,7 +14,7 @@
 //!   "path", "protocol"}` (plus `"package"` for a module of a package, as in the single-shot
 //!   request); the worker verifies the digests, imports the module once and binding-checks
 //!   every capability;
-//! * call, server → worker: `<nonce>\n<capability>\n<positional-only count>\n<caller's JSON
+//! * call, server → worker: `<nonce>\n<capability>\n<positional count>\n<caller's JSON
 //!   text>` (already admitted and validated by the server; the worker re-decodes it to keep key
 //!   order);
 //! * every answer, worker → server: `<nonce>\n<status>\n<value JSON>\n` (`ensure_ascii=False`,
@@ -462,7 +462,9 @@ fn capability_table(config: &PoolConfig) -> Result<Value, PoolError> {
     Ok(Value::Object(table))
 }
 
-/// The call payload: `<capability>\n<positional-only count>\n<the caller's JSON text>`.
+/// The call payload: `<capability>\n<positional count>\n<the caller's JSON text>` (the count
+/// of leading positional parameters passed by position: positional-only ones, or with `*args`
+/// given every one before it).
 /// The text must already have passed admission and validation; the worker decodes it again
 /// (keeping the caller's key order) and converts each value per TypeSpec.
 pub fn call_frame(name: &str, positional_count: usize, body: &[u8]) -> Result<Vec<u8>, PoolError> {

@@ -111,6 +111,8 @@ fn parameter_kind(name: &str) -> Result<ParameterKind, ContractError> {
         "positional_only" => ParameterKind::PositionalOnly,
         "positional_or_keyword" => ParameterKind::PositionalOrKeyword,
         "keyword_only" => ParameterKind::KeywordOnly,
+        "var_positional" => ParameterKind::VarPositional,
+        "var_keyword" => ParameterKind::VarKeyword,
         _ => return Err(bad("parameter kind")),
     })
 }

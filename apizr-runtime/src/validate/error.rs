@@ -35,6 +35,9 @@ pub enum Reason {
     MissingObjectField(String),
     #[error("Supply preceding positional-only field: {0}")]
     PositionalGap(String),
+    /// Readiness v2: `*args` is given but a positional parameter before it is not.
+    #[error("Supply preceding positional field: {0}")]
+    VarPositionalGap(String),
     /// A `bytes`/`bytearray` argument (readiness v2) that is not canonical padded base64.
     #[error("Invalid base64 value")]
     Base64,

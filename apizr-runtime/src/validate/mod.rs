@@ -21,13 +21,14 @@ pub mod pyvalue;
 
 use std::collections::BTreeMap;
 
-use apizr_ir::interface::ContractParameter;
+use apizr_ir::interface::{ContractParameter, var_positional_needs};
 use apizr_ir::{ParameterKind, Value};
 
 pub use error::{FieldError, Found, Reason, ValidationError};
 pub use pyvalue::PyValue;
 
-/// A validated call: positional-only arguments up to the last supplied one, then keywords.
+/// A validated call: positional-only arguments up to the last supplied one (with `*args`
+/// present: every positional parameter before it), then the rest by name (`*args` as its array).
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct ValidatedCall {
     pub positional: Vec<Value>,
@@ -48,13 +49,38 @@ pub fn validate_arguments(
             Found::Kind(error::kind_of(payload)),
         ));
     };
-    if let Some(extra) = map
-        .keys()
-        .find(|k| !parameters.iter().any(|p| &p.name == *k))
-    {
-        let expected = convert::declared_fields(parameters.iter().map(|p| p.name.as_str()));
-        let e = ValidationError::new(Reason::UnexpectedField, expected, Found::UndeclaredField);
-        return Err(e.under(extra));
+    let kwargs = parameters
+        .iter()
+        .find(|p| p.kind == ParameterKind::VarKeyword);
+    let named = |key: &str| {
+        parameters
+            .iter()
+            .any(|p| p.kind != ParameterKind::VarKeyword && p.name == key)
+    };
+    let mut call = ValidatedCall::default();
+    // A key that names no parameter is an entry of `**kwargs` (its own name excepted: the
+    // request schema's `propertyNames`), or refused when the function takes none.
+    for (key, value) in map.iter().filter(|(k, _)| !named(k)) {
+        let undeclared = |expected: String| {
+            ValidationError::new(Reason::UnexpectedField, expected, Found::UndeclaredField)
+                .under(key)
+        };
+        match kwargs {
+            None => {
+                let names = parameters.iter().map(|p| p.name.as_str());
+                return Err(undeclared(convert::declared_fields(names)));
+            }
+            Some(kw) if &kw.name == key => {
+                return Err(undeclared(format!(
+                    "an entry of **{0} named anything but {0} (send its entries as fields)",
+                    kw.name
+                )));
+            }
+            Some(kw) => {
+                let converted = convert::convert(&kw.type_spec, value).map_err(|e| e.under(key))?;
+                call.converted.insert(key.clone(), converted);
+            }
+        }
     }
     if let Some(missing) = parameters
         .iter()
@@ -67,22 +93,49 @@ pub fn validate_arguments(
         );
         return Err(e.under(&missing.name));
     }
-    let mut call = ValidatedCall::default();
-    for p in parameters {
+    for p in parameters
+        .iter()
+        .filter(|p| p.kind != ParameterKind::VarKeyword)
+    {
         if let Some(v) = map.get(&p.name) {
-            let converted = convert::convert(&p.type_spec, v).map_err(|e| e.under(&p.name))?;
+            let converted = convert::convert(&p.value_spec(), v).map_err(|e| e.under(&p.name))?;
             call.converted.insert(p.name.clone(), converted);
         }
     }
-    let positional_only: Vec<&ContractParameter> = parameters
+    // A present `*args` fills every positional parameter before it by position (the schema's
+    // `dependentRequired`, the same `var_positional_needs`); otherwise positional-only ones
+    // are passed by position up to the last supplied.
+    let args = parameters
         .iter()
-        .filter(|p| p.kind == ParameterKind::PositionalOnly)
+        .find(|p| p.kind == ParameterKind::VarPositional && map.contains_key(&p.name));
+    if let Some(args) = args
+        && let Some(gap) = var_positional_needs(parameters)
+            .into_iter()
+            .find(|p| !map.contains_key(&p.name))
+    {
+        let e = ValidationError::new(
+            Reason::VarPositionalGap(gap.name.clone()),
+            format!(
+                "{} (*{} is given, so every positional field before it is)",
+                error::describe(&gap.type_spec),
+                args.name
+            ),
+            Found::Missing,
+        );
+        return Err(e.under(&gap.name));
+    }
+    let by_position: Vec<&ContractParameter> = parameters
+        .iter()
+        .filter(|p| match args {
+            Some(_) => p.kind.is_named_positional(),
+            None => p.kind == ParameterKind::PositionalOnly,
+        })
         .collect();
-    let supplied = positional_only
+    let supplied = by_position
         .iter()
         .rposition(|p| map.contains_key(&p.name))
         .map_or(0, |i| i + 1);
-    for p in positional_only.iter().take(supplied) {
+    for p in by_position.iter().take(supplied) {
         match map.get(&p.name) {
             Some(v) => call.positional.push(v.clone()),
             None => {
@@ -98,12 +151,12 @@ pub fn validate_arguments(
             }
         }
     }
-    for p in parameters
-        .iter()
-        .filter(|p| p.kind != ParameterKind::PositionalOnly)
-    {
-        if let Some(v) = map.get(&p.name) {
-            call.keyword.insert(p.name.clone(), v.clone());
+    // Everything else by name: the `*args` array under its own name (the worker spreads it
+    // after the positional values), keyword parameters, and `**kwargs` entries.
+    let by_position: Vec<&str> = by_position.iter().map(|p| p.name.as_str()).collect();
+    for (key, value) in map {
+        if !by_position.contains(&key.as_str()) {
+            call.keyword.insert(key.clone(), value.clone());
         }
     }
     Ok(call)

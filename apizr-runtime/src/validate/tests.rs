@@ -237,6 +237,77 @@ fn positional_only_calls_are_reconstructed() {
     );
 }
 
+/// Readiness v2 variadics, bound in CPython's order: with `*args` given every positional
+/// parameter before it goes by position (refused, naming it, when one is missing), the array
+/// stays under its name for the worker to spread; keys naming no parameter are `**kwargs`
+/// entries of its value type, except its own name; without `**kwargs` they stay refused.
+/// `def f(a, /, b=2, *rest: int, c, **kw: str)`.
+#[test]
+fn variadic_calls_are_bound_in_cpythons_order() {
+    let p = |name: &str, kind, required, kind_of| ContractParameter {
+        kind,
+        name: name.into(),
+        required,
+        type_spec: TypeSpec::simple(kind_of),
+    };
+    use ParameterKind::*;
+    let params = [
+        p("a", PositionalOnly, true, TypeKind::Any),
+        p("b", PositionalOrKeyword, false, TypeKind::Any),
+        p("rest", VarPositional, false, TypeKind::Int),
+        p("c", KeywordOnly, true, TypeKind::Any),
+        p("kw", VarKeyword, false, TypeKind::Str),
+    ];
+    let call =
+        |text: &str| validate_arguments(&params, &parse_permissive(text.as_bytes()).unwrap());
+    let ok = call(r#"{"a": 1, "b": 2, "rest": [3, 4], "c": 5, "x": "y"}"#).unwrap();
+    assert_eq!(ok.positional, [Value::Int(1), Value::Int(2)]);
+    assert_eq!(ok.keyword.keys().collect::<Vec<_>>(), ["c", "rest", "x"]);
+    // Without `*args`, `b` goes by name as before.
+    let ok = call(r#"{"a": 1, "b": 2, "c": 5}"#).unwrap();
+    assert_eq!(ok.positional, [Value::Int(1)]);
+    assert_eq!(ok.keyword.keys().collect::<Vec<_>>(), ["b", "c"]);
+    // `*args` given, `b` (optional, before it) missing: refused at `/b`.
+    let gap = call(r#"{"a": 1, "rest": [3], "c": 5}"#).unwrap_err();
+    assert_eq!(gap.reason, Reason::VarPositionalGap("b".into()));
+    assert_eq!(gap.to_string(), "Supply preceding positional field: b");
+    assert_eq!(
+        (gap.pointer(), gap.found),
+        ("/b".to_string(), Found::Missing)
+    );
+    // Items and entries have the annotated types.
+    let item = call(r#"{"a": 1, "b": 2, "rest": [3, "x"], "c": 5}"#).unwrap_err();
+    assert_eq!(
+        (item.reason.clone(), item.pointer()),
+        (Reason::Mismatch, "/rest/1".into())
+    );
+    let entry = call(r#"{"a": 1, "c": 5, "x": 1}"#).unwrap_err();
+    assert_eq!(
+        (entry.reason.clone(), entry.pointer()),
+        (Reason::Mismatch, "/x".into())
+    );
+    // A key named after the positional-only `a` binds `a`, never an entry of `**kw` (CPython's
+    // `f(1, a=2)` would put `a` into `kw`; one JSON object cannot say both).
+    let ok = call(r#"{"a": 1, "c": 5}"#).unwrap();
+    assert_eq!((ok.positional, ok.keyword.len()), (vec![Value::Int(1)], 1));
+    // The `**kwargs` parameter's own name is not an entry.
+    let own = call(r#"{"a": 1, "c": 5, "kw": "v"}"#).unwrap_err();
+    assert_eq!(
+        (own.reason.clone(), own.pointer()),
+        (Reason::UnexpectedField, "/kw".into())
+    );
+    assert_eq!(own.found, Found::UndeclaredField);
+    // Without `**kwargs` an extra key stays refused, naming the declared fields.
+    let closed = &params[..4];
+    let payload = parse_permissive(br#"{"a": 1, "c": 5, "x": "y"}"#).unwrap();
+    let extra = validate_arguments(closed, &payload).unwrap_err();
+    assert_eq!(
+        (extra.reason.clone(), extra.pointer()),
+        (Reason::UnexpectedField, "/x".into())
+    );
+    assert_eq!(extra.expected, "one of the declared fields: a, b, rest, c");
+}
+
 fn spec(kind: TypeKind, items: Vec<TypeSpec>) -> TypeSpec {
     TypeSpec {
         items,
