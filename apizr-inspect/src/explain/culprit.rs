@@ -225,7 +225,7 @@ pub fn culprits(module: &Module, finding: &Finding, symbol: Option<&str>) -> Vec
             if let Risk::Unproved(unproved) = risk
                 && unproved.range != range
             {
-                let note = why_text(unproved.why).to_string();
+                let note = why_note(module, *unproved);
                 culprits.push(module.culprit(K::Statement, unproved.range, Some(note)));
             }
             culprits
@@ -320,14 +320,27 @@ fn risk_note(module: &Module, risk: Risk) -> String {
         Risk::Other => "not a statement readiness can prove harmless".into(),
         Risk::Unproved(unproved) => {
             let span = module.span(unproved.range);
+            let what = match unproved.why {
+                crate::readiness::v2::Why::NotBound(_) => why_note(module, unproved),
+                why => format!("{} `{}`", why_text(why), module.text(unproved.range)),
+            };
             format!(
-                "readiness v2 cannot prove it harmless: {} `{}` (line {}, column {})",
-                why_text(unproved.why),
-                module.text(unproved.range),
-                span.line,
-                span.column
+                "readiness v2 cannot prove it harmless: {what} (line {}, column {})",
+                span.line, span.column
             )
         }
+    }
+}
+
+/// What v2 could not prove about the part at fault, naming the module for a missing name.
+fn why_note(module: &Module, unproved: crate::readiness::v2::Unproved) -> String {
+    match unproved.why {
+        crate::readiness::v2::Why::NotBound(from) => format!(
+            "`{}` binds no name `{}` on CPython 3.11",
+            module.text(from),
+            module.text(unproved.range)
+        ),
+        why => why_text(why).to_string(),
     }
 }
 
@@ -367,6 +380,9 @@ pub(super) fn why_text(why: crate::readiness::v2::Why) -> &'static str {
         Expression => "an expression v2 does not evaluate",
         Statement => "a statement kind v2 never proves",
         Unavailable => "a standard-library module the Linux workers do not have",
+        NoModule => "a standard-library module the workers' CPython 3.11 does not have",
+        ImportEffects => "a standard-library module whose import has effects",
+        NotBound(_) => "a name the standard-library module does not bind",
     }
 }
 

@@ -56,6 +56,7 @@ pub mod pure;
 pub mod regex;
 pub mod registry;
 pub mod slots;
+pub mod stdlib_names;
 pub mod stmt;
 pub mod strings;
 pub mod values;
@@ -143,6 +144,15 @@ pub enum Why {
     /// An import of a standard-library module the Linux workers do not have (`msvcrt`),
     /// outside a `try` that catches `ImportError`.
     Unavailable,
+    /// A standard-library module (or submodule) the workers' CPython 3.11 does not have
+    /// ([`stdlib_names`]), outside a `try` that catches `ImportError`.
+    NoModule,
+    /// A standard-library module whose import has effects (`this`, `antigravity`, a
+    /// `__main__` module): never proved.
+    ImportEffects,
+    /// `from M import N` of a name the standard-library module `M` (at this range) does not
+    /// bind and that is no submodule of it (`ImportError`).
+    NotBound(TextRange),
 }
 
 /// The v2 verdict on a module's top level.

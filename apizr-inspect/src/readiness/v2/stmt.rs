@@ -4,7 +4,7 @@ use ruff_python_ast::{self as ast, CmpOp, Expr, Stmt};
 use ruff_text_size::Ranged;
 
 use super::env::{Env, Kind, Mark, Meaning};
-use super::{Prover, Unproved, Why, fixed, known};
+use super::{Prover, Unproved, Why, fixed, known, stdlib_names};
 use crate::readiness::stdlib::is_stdlib;
 
 type Proof<T> = Result<T, Unproved>;
@@ -35,12 +35,14 @@ impl<'p> Prover<'p> {
             Stmt::Import(node) => {
                 for alias in &node.names {
                     self.available(alias.name.as_str(), alias.range())?;
+                    self.stdlib_module(alias.name.as_str(), alias.name.range())?;
                 }
                 self.import(node);
             }
             Stmt::ImportFrom(node) => {
                 if let (0, Some(module)) = (node.level, &node.module) {
                     self.available(module.as_str(), module.range())?;
+                    self.stdlib_names(node, module)?;
                 }
                 self.import_from(node);
             }
@@ -102,6 +104,51 @@ impl<'p> Prover<'p> {
         let root = module.split('.').next().unwrap_or(module);
         if fixed::windows_only(root) && !self.import_guarded {
             return Err(Unproved::at(range, Why::Unavailable));
+        }
+        Ok(())
+    }
+
+    /// A standard-library module the workers import without effects ([`stdlib_names`]):
+    /// one whose import has effects is never proved; one the workers' CPython 3.11 does not
+    /// have raises `ModuleNotFoundError`, harmless only under a handler of `ImportError`.
+    fn stdlib_module(&self, module: &str, range: ruff_text_size::TextRange) -> Proof<()> {
+        if !is_stdlib(module.split('.').next().unwrap_or(module)) {
+            return Ok(());
+        }
+        self.stdlib_status(stdlib_names::module(module), range, Why::NoModule)
+    }
+
+    fn stdlib_status(
+        &self,
+        status: stdlib_names::ModuleStatus,
+        range: ruff_text_size::TextRange,
+        missing: Why,
+    ) -> Proof<()> {
+        match status {
+            stdlib_names::ModuleStatus::Known => Ok(()),
+            stdlib_names::ModuleStatus::Missing if self.import_guarded => Ok(()),
+            stdlib_names::ModuleStatus::Missing => Err(Unproved::at(range, missing)),
+            stdlib_names::ModuleStatus::Effects => Err(Unproved::at(range, Why::ImportEffects)),
+        }
+    }
+
+    /// `from <stdlib module> import name`: the module as [`Self::stdlib_module`], and each
+    /// name one the module binds or a submodule of it (`ImportError` otherwise). A name the
+    /// package resolves to one of its own modules is the package's business.
+    fn stdlib_names(&self, node: &ast::StmtImportFrom, module: &ast::Identifier) -> Proof<()> {
+        let local = |alias: &ast::Alias| self.package.and_then(|p| p.meaning(alias.range()));
+        if node.names.iter().all(|alias| local(alias).is_some()) {
+            return Ok(());
+        }
+        self.stdlib_module(module.as_str(), module.range())?;
+        if !is_stdlib(module.split('.').next().unwrap_or(module)) {
+            return Ok(());
+        }
+        for alias in node.names.iter().filter(|a| a.name.as_str() != "*") {
+            if local(alias).is_none() {
+                let status = stdlib_names::import_from(module.as_str(), alias.name.as_str());
+                self.stdlib_status(status, alias.name.range(), Why::NotBound(module.range()))?;
+            }
         }
         Ok(())
     }
