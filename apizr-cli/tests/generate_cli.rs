@@ -249,8 +249,9 @@ fn output_is_independent_of_cwd_and_output_path() {
 }
 
 /// The runtime is the version requirement of this release, patched to the checkout by an
-/// absolute path; the shipped Cargo.lock is complete (`cargo metadata --locked --offline`
-/// accepts it) and holds only what the transport needs; `--no-lockfile` leaves it out.
+/// absolute path; the shipped Cargo.lock is complete (`cargo update --workspace --locked
+/// --offline` accepts it without a change; `metadata` would also download every platform's
+/// crates) and holds only what the transport needs; `--no-lockfile` leaves it out.
 #[test]
 fn projects_pin_the_runtime_and_ship_a_complete_lock_file() {
     let tmp = TempDir::new("lock");
@@ -298,7 +299,7 @@ fn projects_pin_the_runtime_and_ship_a_complete_lock_file() {
         );
     }
     let locked = std::process::Command::new(env!("CARGO"))
-        .args(["metadata", "--locked", "--offline", "--format-version", "1"])
+        .args(["update", "--workspace", "--locked", "--offline"])
         .current_dir(tmp.path().join("o"))
         .output()
         .unwrap();

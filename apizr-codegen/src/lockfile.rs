@@ -3,11 +3,16 @@
 //! Rule: a generated project ships a lock file so that `cargo build --locked` builds exactly
 //! the versions apizr was built and tested with. Cargo is the only correct resolver (features
 //! decide which optional crates are in the lock), so this module runs
-//! `cargo metadata --offline` on a scratch copy of the project's `Cargo.toml` and
+//! `cargo update --workspace --offline` on a scratch copy of the project's `Cargo.toml` and
 //! `src/main.rs`, seeded with the checkout's own `Cargo.lock`: cargo keeps every version it
 //! already locked and drops what the generated crate does not use. The same seed and the same
 //! manifest give the same bytes. Nothing goes to the network (`--offline`); without a seed,
-//! cargo resolves from what is already in its local registry cache.
+//! cargo resolves from what is already in its local registry index cache.
+//!
+//! Why `update --workspace` and not `metadata`: the lock file covers every platform, and
+//! `metadata` downloads the `.crate` of every locked package to read its manifest — including
+//! Windows-only crates a Linux build never fetched, so on a fresh machine it fails offline.
+//! Resolving needs only the registry index, which the checkout's own build already cached.
 //!
 //! This is the one place of the crate that starts a process; it writes only into its own
 //! temporary directory, removed when done. The output directory is still written once, by
@@ -55,10 +60,11 @@ pub fn resolve(tree: &FileTree, cargo: &Path, seed: Option<&[u8]>) -> Result<Vec
     if let Some(seed) = seed {
         std::fs::write(&lock, seed)?;
     }
-    // `metadata` resolves and writes Cargo.lock without compiling anything; the scratch
-    // manifest declares its own `[workspace]`, so no enclosing workspace is picked up.
+    // `update --workspace` re-resolves and writes Cargo.lock without compiling or downloading
+    // anything, keeping the seed's versions; the scratch manifest declares its own
+    // `[workspace]`, so no enclosing workspace is picked up.
     let output = Command::new(cargo)
-        .args(["metadata", "--offline", "--format-version", "1", "--quiet"])
+        .args(["update", "--workspace", "--offline", "--quiet"])
         .arg("--manifest-path")
         .arg(scratch.path().join("Cargo.toml"))
         .current_dir(scratch.path())

@@ -798,6 +798,11 @@ fn environment(
         env.push(("MPLBACKEND".into(), "Agg".into()));
     }
     env.push(("MPLCONFIGDIR".into(), scratch.join("matplotlib").into()));
+    // Caches libraries write (fontconfig's, through matplotlib's `fc-list`) go to the run's
+    // scratch: under `HOME` they would land in the workspace and come back as artifacts.
+    if tier != Tier::LocalUnsafe {
+        env.push(("XDG_CACHE_HOME".into(), scratch.join("cache").into()));
+    }
     env
 }
 
