@@ -400,7 +400,10 @@ fn rejected_fix(kind: DiagnosticKind, name: &str) -> String {
              put the `@overload` stubs of `{name}` directly above one undecorated implementation"
         ),
         DiagnosticKind::Variadic => {
-            "replace `*args`/`**kwargs` with named parameters: a contract needs a fixed list".into()
+            // Rejected only under readiness v1 (v2 keeps them as parameters).
+            "replace `*args`/`**kwargs` with named parameters (a v1 contract needs a fixed list), \
+             or inspect with `--readiness v2`, which serves them"
+                .into()
         }
         DiagnosticKind::LambdaAssignment => {
             format!("write `def {name}(...):` instead of assigning a lambda")
