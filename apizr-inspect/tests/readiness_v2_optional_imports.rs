@@ -85,18 +85,32 @@ fn an_import_in_a_nested_try_is_handled_by_the_outer_handler() {
 
 /// `pkg/__init__.py` imports `pkg.helper` in a `try` whose handler catches `ImportError`.
 fn package(helper: &str) -> tempfile::TempDir {
+    package_with(helper, "", None)
+}
+
+fn package_with(helper: &str, extra: &str, requirements: Option<&str>) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     let pkg = dir.path().join("pkg");
     std::fs::create_dir(&pkg).unwrap();
-    let init =
-        format!("try:\n    from . import helper\nexcept ImportError:\n    helper = None\n{PROBE}");
+    let init = format!(
+        "try:\n    from . import helper\nexcept ImportError:\n    helper = None\n{extra}{PROBE}"
+    );
     std::fs::write(pkg.join("__init__.py"), init).unwrap();
     std::fs::write(pkg.join("helper.py"), helper).unwrap();
+    if let Some(requirements) = requirements {
+        std::fs::write(dir.path().join("requirements.txt"), requirements).unwrap();
+    }
     dir
 }
 
 /// Whether `pkg.probe` is ready, and the lines of its READY-015 culprits.
 fn package_verdict(dir: &Path) -> (bool, Vec<u32>) {
+    let (ready, lines, _) = package_reasons(dir);
+    (ready, lines)
+}
+
+/// Whether `pkg.probe` is ready, the lines of its READY-015 culprits, its reason codes.
+fn package_reasons(dir: &Path) -> (bool, Vec<u32>, Vec<String>) {
     let options = ProjectOptions {
         inspect: InspectOptions {
             explain: true,
@@ -119,17 +133,21 @@ fn package_verdict(dir: &Path) -> (bool, Vec<u32>) {
         .unwrap()
         .iter()
         .any(|a| a["can_generate_interface"] == true);
-    let lines = report
-        .explanation
-        .as_ref()
-        .unwrap()
-        .module_reasons
+    let reasons = &report.explanation.as_ref().unwrap().module_reasons;
+    let lines = reasons
         .iter()
         .filter(|r| r.code == "APIZR-READY-015")
         .flat_map(|r| &r.culprits)
         .map(|c| c.span.line)
         .collect();
-    (ready, lines)
+    let codes = envelope["readiness"]["assessments"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|a| a["dimensions"]["execution"]["reasons"].as_array().unwrap())
+        .map(|r| r["code"].as_str().unwrap().to_string())
+        .collect();
+    (ready, lines, codes)
 }
 
 #[test]
@@ -148,4 +166,17 @@ fn a_handled_import_of_a_module_of_the_package_is_still_judged() {
         cpython(near.path(), "import pkg").as_deref(),
         Some("RuntimeError")
     );
+}
+
+#[test]
+fn a_handled_import_of_a_declared_distribution_keeps_ready_020() {
+    // The bundle installs `somedist`: the import then runs its code, which v2 trusts only
+    // explicitly. In CPython without it the handler runs.
+    let extra = "try:\n    import somedist\nexcept ImportError:\n    somedist = None\n";
+    let helper = "def helper(x: int) -> int:\n    return x\n";
+    let declared = package_with(helper, extra, Some("somedist\n"));
+    let (ready, lines, codes) = package_reasons(declared.path());
+    assert!(ready, "not proved: {lines:?}");
+    assert!(codes.iter().any(|c| c == "APIZR-READY-020"), "{codes:?}");
+    assert_eq!(cpython(declared.path(), "import pkg"), None);
 }

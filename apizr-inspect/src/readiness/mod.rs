@@ -228,11 +228,15 @@ impl<'a> ModuleRules<'a> {
             let proved = v2::prove(&init, &risky, package.as_ref());
             risky = proved.risky;
             excused_imports = proved.excused_imports;
-            // A handled import of a module of the package runs it when it succeeds: judged
-            // by the package rule like any other import, not excused.
+            // A handled import of a module of the package runs it when it succeeds, and one of
+            // a declared distribution runs its code: judged by the package rule like any
+            // other import (its verdict, READY-020 for a declared one), not excused.
             if let Some(package) = &package {
-                excused_imports
-                    .retain(|r| !(proved.handled_imports.contains(r) && package.runs_local(*r)));
+                excused_imports.retain(|r| {
+                    let declared =
+                        matches!(package.verdict(*r), Some(v2::package::Verdict::Declared(_)));
+                    !(proved.handled_imports.contains(r) && (package.runs_local(*r) || declared))
+                });
             }
             // The worker runs these imports to build arguments (see `imported`).
             excused_imports.retain(|r| !classes.worker_imports.contains(r));
