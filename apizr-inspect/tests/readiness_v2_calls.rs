@@ -306,6 +306,22 @@ const CASES: &[Case] = &[
         Raises("TypeError"),
         "part.__name__",
     ),
+    // A plain class body importing a stdlib module, wrapping one of its functions and
+    // deleting the name again (werkzeug's `EnvironBuilder`).
+    (
+        "",
+        "class B:\n    import json\n    dumps = staticmethod(json.dumps)\n    del json",
+        "import json\nclass B:\n    dumps = staticmethod(json.dumps)\n    del json",
+        Raises("NameError"),
+        "del json",
+    ),
+    (
+        "import json",
+        "S = staticmethod(json.loads)",
+        "S = staticmethod(json.dumpz)",
+        Raises("AttributeError"),
+        "json.dumpz",
+    ),
     // Set displays unpacking proved generators; f-strings of builtin scalars.
     (
         "",

@@ -234,15 +234,17 @@ impl Prover<'_> {
                 }
                 _ => return fail(Why::Arguments),
             },
-            // Wrapping a function or lambda: builds a descriptor, runs nothing.
+            // Wrapping a function or lambda: builds a descriptor, runs nothing (a Python
+            // function of the stdlib too: `staticmethod(json.dumps)` copies its plain
+            // `__name__`/`__doc__`/... attributes).
             "builtins.classmethod" | "builtins.staticmethod" | "builtins.property"
                 if keywords.is_empty()
                     && args.len() == 1
-                    && matches!(
+                    && (matches!(
                         self.value(&args[0])?,
                         Meaning::Function | Meaning::Pure(_) | Meaning::Value(Kind::Other)
-                    )
-                    && matches!(args[0], Expr::Lambda(_) | Expr::Name(_)) =>
+                    ) && matches!(args[0], Expr::Lambda(_) | Expr::Name(_))
+                        || self.is_stdlib_function(&args[0])) =>
             {
                 Meaning::Value(Kind::Other)
             }
@@ -272,6 +274,16 @@ impl Prover<'_> {
             _ => return fail(Why::NotAllowlisted),
         };
         Ok(meaning)
+    }
+
+    /// `module.function` of a standard-library function v2 knows ([`super::known`]), read
+    /// through the module it is bound to.
+    fn is_stdlib_function(&self, expr: &Expr) -> bool {
+        let Expr::Attribute(attr) = expr else {
+            return false;
+        };
+        matches!(self.value(&attr.value), Ok(Meaning::Module(module))
+            if super::known::stdlib_function(&format!("{module}.{}", attr.attr.as_str())))
     }
 
     /// The argument of `set()`, `dict()`, `list()`, `tuple()`, `frozenset()`: a display, or

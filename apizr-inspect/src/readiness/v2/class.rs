@@ -35,6 +35,7 @@ use super::instances::{self, Init};
 use super::known::{self, BaseKind, EnumValues};
 use super::mro::Lineage;
 use super::{Prover, Unproved, Why};
+use crate::readiness::stdlib::is_stdlib;
 
 type Proof<T> = Result<T, Unproved>;
 
@@ -463,6 +464,9 @@ impl Prover<'_> {
         let mut defined: Vec<&str> = Vec::new();
         let mut members: Vec<(&str, &Expr)> = Vec::new();
         let mut seen_default = false;
+        // Names the body itself has bound so far (a `del` of another name raises `NameError`:
+        // the class namespace holds only these).
+        let mut bound_here: Vec<&str> = Vec::new();
         for stmt in &class.body {
             let fail = |why| Err(Unproved::at(stmt.range(), why));
             let mut names = Vec::new();
@@ -470,6 +474,37 @@ impl Prover<'_> {
             out.lifecycle |= names.iter().any(|n| is_lifecycle(n));
             match stmt {
                 Stmt::Pass(_) => {}
+                // `import json` in a plain class body (werkzeug's `EnvironBuilder`): a standard
+                // library module bound as a class attribute, proved like a module-level import.
+                Stmt::Import(node)
+                    if kind == ClassKind::Plain
+                        && node.names.iter().all(|a| {
+                            let module = a.name.as_str();
+                            is_stdlib(module.split('.').next().unwrap_or(module))
+                        }) =>
+                {
+                    self.import_statement(node)?;
+                }
+                // `del json` of a name this body bound: removes it from the class namespace.
+                Stmt::Delete(node)
+                    if kind == ClassKind::Plain
+                        && node.targets.iter().all(
+                            |t| matches!(t, Expr::Name(n) if bound_here.contains(&n.id.as_str())),
+                        ) =>
+                {
+                    for target in &node.targets {
+                        if let Expr::Name(name) = target {
+                            self.env.unbind(name.id.as_str());
+                        }
+                    }
+                    bound_here.retain(|b| {
+                        !node
+                            .targets
+                            .iter()
+                            .any(|t| matches!(t, Expr::Name(n) if n.id.as_str() == *b))
+                    });
+                    continue;
+                }
                 Stmt::Expr(e)
                     if matches!(
                         e.value.as_ref(),
@@ -565,6 +600,7 @@ impl Prover<'_> {
                 }
                 _ => return fail(Why::ClassBody),
             }
+            bound_here.extend(names);
         }
         if decorated.total_ordering
             && !defined

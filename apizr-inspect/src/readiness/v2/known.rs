@@ -302,7 +302,7 @@ pub fn stdlib_class(qualified: &str) -> bool {
 
 /// Standard-library functions that may be referenced (not called) at import: the attribute
 /// exists, and binding it runs nothing.
-fn stdlib_function(qualified: &str) -> bool {
+pub fn stdlib_function(qualified: &str) -> bool {
     let Some((module, name)) = qualified.rsplit_once('.') else {
         return false;
     };
@@ -346,6 +346,7 @@ fn stdlib_function(qualified: &str) -> bool {
             name,
             "escape" | "match" | "search" | "sub" | "split" | "fullmatch" | "findall" | "finditer"
         ),
+        "json" => matches!(name, "dumps" | "loads" | "dump" | "load"),
         "os.path" => matches!(
             name,
             "join"

@@ -32,13 +32,7 @@ impl<'p> Prover<'p> {
             Stmt::Expr(e) => {
                 self.value(&e.value)?;
             }
-            Stmt::Import(node) => {
-                for alias in &node.names {
-                    self.available(alias.name.as_str(), alias.range())?;
-                    self.stdlib_module(alias.name.as_str(), alias.name.range())?;
-                }
-                self.import(node);
-            }
+            Stmt::Import(node) => self.import_statement(node)?,
             Stmt::ImportFrom(node) => {
                 if let (0, Some(module)) = (node.level, &node.module) {
                     self.available(module.as_str(), module.range())?;
@@ -95,6 +89,17 @@ impl<'p> Prover<'p> {
             Stmt::Try(node) => self.try_(node)?,
             _ => return fail(Why::Statement),
         }
+        Ok(())
+    }
+
+    /// `import a.b [as c]`: each module one a worker has and imports without effects; binds
+    /// the names (also in a class body, [`super::class`]).
+    pub fn import_statement(&mut self, node: &ast::StmtImport) -> Proof<()> {
+        for alias in &node.names {
+            self.available(alias.name.as_str(), alias.range())?;
+            self.stdlib_module(alias.name.as_str(), alias.name.range())?;
+        }
+        self.import(node);
         Ok(())
     }
 
