@@ -322,6 +322,23 @@ const CASES: &[Case] = &[
         Raises("AttributeError"),
         "json.dumpz",
     ),
+    // Generic classes of the module subscripted (werkzeug.utils's `_DictAccessorProperty[T]`
+    // bases): as many arguments as type parameters, and only `typing.Generic`'s
+    // `__class_getitem__`.
+    (
+        "import typing as t\nT = t.TypeVar('T')\nU = t.TypeVar('U')",
+        "class A(t.Generic[T, U]):\n    pass\nclass B(A[T, int]):\n    pass\nclass C(B[str]):\n    pass\nX = A[int, str]\nY = B[bytes]",
+        "class A(t.Generic[T, U]):\n    pass\nclass B(A[T, int]):\n    pass\nY = B[bytes, str]",
+        Raises("TypeError"),
+        "bytes, str",
+    ),
+    (
+        "import typing as t\nT = t.TypeVar('T')",
+        "class A(t.Generic[T]):\n    pass\nX = A[int]",
+        "class A(t.Generic[T]):\n    def __class_getitem__(cls, item):\n        raise KeyError(item)\nX = A[int]",
+        Raises("KeyError"),
+        "A[int]",
+    ),
     // Set displays unpacking proved generators; f-strings of builtin scalars.
     (
         "",

@@ -50,6 +50,7 @@ pub fn typed_dict_info() -> ClassInfo {
         layout: true,
         variable_size: false,
         exception_solid: None,
+        type_params: 0,
     }
 }
 
@@ -152,6 +153,11 @@ impl Prover<'_> {
                 ClassKind::Exception if !slots => super::exceptions::winner(&solids),
                 _ => None,
             },
+            type_params: self.type_params(class, {
+                let mut names = Vec::new();
+                super::stmt::collect_bound(&class.body, &mut names);
+                names.contains(&"__class_getitem__")
+            }),
         };
         Ok((info, outcome.members))
     }
@@ -240,7 +246,16 @@ impl Prover<'_> {
         let mut enum_data: Option<EnumValues> = None;
         for base in &arguments.args {
             let fail = || Err(Unproved::at(base.range(), Why::Base));
-            let meaning = self.value(base)?;
+            let meaning = match (self.value(base)?, base) {
+                // `C[T]` of a generic class v2 recorded is `C` ([`super::generics`]).
+                (Meaning::TypeLike, Expr::Subscript(sub))
+                    if let Ok(Meaning::Class(info)) = self.value(&sub.value)
+                        && info.type_params > 0 =>
+                {
+                    Meaning::Class(info)
+                }
+                (meaning, _) => meaning,
+            };
             let base_kind = match (&meaning, base) {
                 (Meaning::TypeLike, Expr::Subscript(sub)) => match self.value(&sub.value)? {
                     Meaning::Qualified(q) if q == "typing.Generic" => {

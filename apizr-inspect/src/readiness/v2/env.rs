@@ -87,6 +87,9 @@ pub struct ClassInfo {
     /// instances, a builtin exception ([`super::exceptions`]), so that several exception
     /// bases combine when CPython can lay them out.
     pub exception_solid: Option<&'static str>,
+    /// How many type parameters `C[...]` takes through `typing.Generic`'s
+    /// `__class_getitem__`; 0 when v2 does not know that is what runs ([`super::generics`]).
+    pub type_params: u8,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -231,6 +231,10 @@ impl Prover<'_> {
             return item;
         }
         let head = self.value(&sub.value)?;
+        // `C[T]` of a generic class of the module ([`super::generics`]).
+        if let Some(proof) = self.generic_class_subscript(&head, sub) {
+            return proof;
+        }
         match &head {
             Meaning::Qualified(q) if q == "sys.version_info" => {}
             Meaning::Value(Kind::Tuple) if is_version_info(&sub.value) => {}

@@ -43,6 +43,7 @@ pub mod env;
 pub mod exceptions;
 pub mod expr;
 pub mod fixed;
+pub mod generics;
 pub mod instances;
 pub mod joins;
 pub mod known;
