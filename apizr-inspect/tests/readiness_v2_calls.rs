@@ -339,6 +339,14 @@ const CASES: &[Case] = &[
         Raises("KeyError"),
         "A[int]",
     ),
+    // Comprehensions over displays of proved values, with conditions (werkzeug.security).
+    (
+        "import os",
+        "S = list(sep for sep in [os.sep, os.path.altsep] if sep is not None and sep != '/')\nT = [x for x in (1, 'a', None) if x is not None]",
+        "S = list(sep for sep in [os.sep, os.path.altsep] if sep < '/')",
+        Raises("TypeError"),
+        "sep < '/'",
+    ),
     // Set displays unpacking proved generators; f-strings of builtin scalars.
     (
         "",

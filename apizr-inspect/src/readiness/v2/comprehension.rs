@@ -29,6 +29,10 @@ impl Prover<'_> {
         generators: &[Comprehension],
         whole: &Expr,
     ) -> Proof<Meaning> {
+        // A display of proved values, or with conditions ([`super::displays`]).
+        if let Some(proof) = self.comprehension_over_display(elt, generators) {
+            return proof;
+        }
         let fail = || Err(Unproved::at(whole.range(), Why::Expression));
         let [generator] = generators else {
             return fail();

@@ -370,6 +370,8 @@ pub fn constant(qualified: &str) -> Option<Kind> {
         "sys.platform" | "sys.byteorder" | "os.name" | "os.sep" | "os.linesep" | "os.pathsep"
         | "os.path.sep" | "os.path.pathsep" | "os.curdir" | "os.pardir" | "os.extsep" => Kind::Str,
         "sys.maxsize" | "sys.hexversion" | "sys.maxunicode" => Kind::Int,
+        // `None` on every worker (POSIX has no alternative separator).
+        "os.altsep" | "os.path.altsep" => Kind::None,
         // Set at start-up on every CPython (with `-I -S` too).
         "sys.prefix" | "sys.exec_prefix" | "sys.base_prefix" | "sys.base_exec_prefix" => Kind::Str,
         "logging.CRITICAL" | "logging.FATAL" | "logging.ERROR" | "logging.WARNING"

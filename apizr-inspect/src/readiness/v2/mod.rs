@@ -39,6 +39,7 @@ pub mod calls;
 pub mod class;
 pub mod comprehension;
 pub mod decorators;
+pub mod displays;
 pub mod env;
 pub mod exceptions;
 pub mod expr;
