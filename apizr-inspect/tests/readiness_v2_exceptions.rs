@@ -30,6 +30,9 @@ const SAMPLE: &[&str] = &[
     "StopIteration",
     "NameError",
     "AttributeError",
+    "EncodingWarning",
+    "BaseExceptionGroup",
+    "ExceptionGroup",
     "int",
 ];
 

@@ -180,3 +180,55 @@ fn a_handled_import_of_a_declared_distribution_keeps_ready_020() {
     assert!(codes.iter().any(|c| c == "APIZR-READY-020"), "{codes:?}");
     assert_eq!(cpython(declared.path(), "import pkg"), None);
 }
+
+/// The READY-004 notes of a single-file module, and whether `probe` is ready.
+fn statement_notes(source: &str) -> (bool, Vec<String>) {
+    let options = InspectOptions {
+        explain: true,
+        readiness: ReadinessPolicy::V2,
+        ..InspectOptions::default()
+    };
+    let outcome = apizr_inspect::on_inspect_stack(|| {
+        inspect_bytes(source.as_bytes(), SourceKind::Python, "fixture", options)
+    })
+    .unwrap()
+    .unwrap();
+    let ready = outcome
+        .inspection
+        .readiness
+        .assessments
+        .iter()
+        .find(|a| a.source.symbol == "probe")
+        .unwrap()
+        .can_generate_interface;
+    let notes = outcome
+        .explanation
+        .unwrap()
+        .module_reasons
+        .iter()
+        .filter(|r| r.code == "APIZR-READY-004")
+        .flat_map(|r| &r.culprits)
+        .filter_map(|c| c.note.clone())
+        .collect();
+    (ready, notes)
+}
+
+/// `packaging.metadata`'s fallback: after a `try` whose handler defines the class only when
+/// the builtin is missing, the name is bound either way (an arm that leaves a builtin's name
+/// unbound leaves the builtin visible); a name that is no builtin stays maybe unbound.
+#[test]
+fn a_builtin_left_unbound_by_one_arm_is_still_bound_after_the_branch() {
+    let safe = "try:\n    ExceptionGroup\nexcept NameError:\n    class ExceptionGroup(Exception):\n        pass\nimport sys\nif sys.maxsize < 0:\n    EncodingWarning = 1\nE = (ExceptionGroup, EncodingWarning)\n";
+    let (ready, notes) = statement_notes(&format!("{safe}{PROBE}"));
+    assert!(ready, "not proved: {notes:?}");
+    let near = "import sys\nif sys.maxsize < 0:\n    AGroup = 1\nE = AGroup\n";
+    let (ready, notes) = statement_notes(&format!("{near}{PROBE}"));
+    assert!(!ready);
+    assert!(
+        notes.iter().any(|n| n.contains("(line 4, column 5)")),
+        "{notes:?}"
+    );
+    let empty = tempfile::tempdir().unwrap();
+    assert_eq!(cpython(empty.path(), safe), None);
+    assert_eq!(cpython(empty.path(), near).as_deref(), Some("NameError"));
+}

@@ -304,14 +304,19 @@ impl Env {
         names.sort_unstable();
         names.dedup();
         for name in names {
-            let meanings: Vec<Option<&Meaning>> = arms.iter().map(|a| a.names.get(name)).collect();
-            let missing = |m: &Option<&Meaning>| {
+            // An arm that leaves a builtin's name unbound leaves the builtin visible.
+            let builtin = super::known::builtin(name);
+            let meanings: Vec<Option<Meaning>> = arms
+                .iter()
+                .map(|a| a.names.get(name).cloned().or_else(|| builtin.clone()))
+                .collect();
+            let missing = |m: &Option<Meaning>| {
                 matches!(m, None | Some(Meaning::Maybe) | Some(Meaning::TypeOnly))
             };
             let meaning = match meanings.split_first() {
                 _ if meanings.iter().any(missing) => Meaning::Maybe,
                 Some((first, rest)) if rest.iter().all(|m| m == first) => {
-                    first.cloned().unwrap_or(Meaning::Unknown)
+                    first.clone().unwrap_or(Meaning::Unknown)
                 }
                 _ => Meaning::Unknown,
             };

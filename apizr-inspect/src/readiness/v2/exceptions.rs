@@ -16,7 +16,8 @@
 //!
 //! Their MROs are the chains up to `BaseException` ([`ancestors`]), aliases resolved, so the
 //! C3 merge ([`super::mro`]) refuses `class E(Exception, ValueError)` and the duplicate base
-//! in `class E(OSError, IOError)` as CPython does.
+//! in `class E(OSError, IOError)` as CPython does. The exception groups of CPython 3.11 (the
+//! workers') are there too: `ExceptionGroup` has two bases, so its MRO is written out.
 
 /// (name, parent, solid base) of each builtin exception (`BaseException` has no parent).
 const TABLE: &[(&str, &str, &str)] = &[
@@ -88,6 +89,18 @@ const TABLE: &[(&str, &str, &str)] = &[
         "UnicodeError",
         "UnicodeTranslateError",
     ),
+    ("EncodingWarning", "Warning", "BaseException"),
+    ("BaseExceptionGroup", "BaseException", "BaseExceptionGroup"),
+    // Its bases are `BaseExceptionGroup` and `Exception` ([`ancestors`]).
+    ("ExceptionGroup", "BaseExceptionGroup", "ExceptionGroup"),
+];
+
+/// `ExceptionGroup.__mro__` without `object`.
+const EXCEPTION_GROUP_MRO: &[&str] = &[
+    "ExceptionGroup",
+    "BaseExceptionGroup",
+    "Exception",
+    "BaseException",
 ];
 
 /// The class a builtin name is bound to: `IOError` and `EnvironmentError` are `OSError`.
@@ -115,6 +128,9 @@ pub fn solid(name: &str) -> Option<&'static str> {
 
 /// The MRO of a builtin exception without `object`: itself up to `BaseException`.
 pub fn ancestors(name: &str) -> Vec<&'static str> {
+    if name == "ExceptionGroup" {
+        return EXCEPTION_GROUP_MRO.to_vec();
+    }
     let mut out = Vec::new();
     let mut next = entry(name);
     while let Some((name, parent, _)) = next {
