@@ -31,6 +31,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 OUT = os.path.join(ROOT, "apizr-inspect", "src", "readiness", "v2", "stdlib_names.txt")
+CLASSES = os.path.join(ROOT, "apizr-inspect", "src", "readiness", "v2", "stdlib_classes.txt")
 
 # Root packages never imported (their import has effects, or they are test suites).
 SKIP_ROOTS = {
@@ -47,6 +48,71 @@ SKIP_PARTS = {"__main__", "test", "tests", "idle_test"}
 # package and the children the import registered (`os.path`). A failing import prints nothing.
 PROBE = r"""
 import sys, posix
+P = tuple.__itemsize__  # sizeof(PyObject *)
+HEAPTYPE, BASETYPE = 1 << 9, 1 << 10
+
+def key(t):
+    return t.__module__ + "." + t.__qualname__
+
+def extra_ivars(t, b):
+    # typeobject.c's extra_ivars (3.11): t adds fields to b's instance layout.
+    t_size, b_size = t.__basicsize__, b.__basicsize__
+    if t.__itemsize__ or b.__itemsize__:
+        return t_size != b_size or t.__itemsize__ != b.__itemsize__
+    if (t.__weakrefoffset__ and not b.__weakrefoffset__
+            and t.__weakrefoffset__ + P == t_size and t.__flags__ & HEAPTYPE):
+        t_size -= P
+    if (t.__dictoffset__ and not b.__dictoffset__
+            and t.__dictoffset__ + P == t_size and t.__flags__ & HEAPTYPE):
+        t_size -= P
+    return t_size != b_size
+
+def solid(t):
+    # typeobject.c's solid_base: the nearest type along __base__ that adds fields.
+    base = solid(t.__base__) if t.__base__ is not None else object
+    return t if extra_ivars(t, base) else base
+
+def solid_chain(t):
+    out, s = [], solid(t)
+    while s is not object:
+        out.append(key(s))
+        s = solid(s.__base__)
+    return out
+
+def hook(t):
+    # The class whose __init_subclass__ a subclass of t runs.
+    return next(c for c in t.__mro__ if "__init_subclass__" in vars(c))
+
+def class_lines(name, module):
+    # Public classes a subclass can be created from without running code but type's or
+    # ABCMeta's: metaclass type or abc.ABCMeta, object's __init_subclass__, subclassable.
+    # `class` key metaclass variable solid-chain MRO (the class and object left out), and
+    # `as` access-name key when the module binds it under another name.
+    out = []
+    if name.startswith(("encodings.", "distutils")):
+        return out
+    for attr, value in sorted(vars(module).items()):
+        if attr.startswith("_") or not isinstance(value, type) or value is object:
+            continue
+        meta = key(type(value))
+        if meta not in ("builtins.type", "abc.ABCMeta") or hook(value) is not object:
+            continue
+        if not value.__flags__ & BASETYPE or len(value.__mro__) > 13:
+            continue
+        variable = "var" if value.__itemsize__ else "fixed"
+        chain = ",".join(solid_chain(value)) or "-"
+        mro = ",".join(key(c) for c in value.__mro__[1:-1]) or "-"
+        out.append(" ".join(["class", key(value), meta, variable, chain, mro]))
+        if key(value) != name + "." + attr:
+            out.append(" ".join(["as", name + "." + attr, key(value)]))
+    if name == "typing":
+        # Aliases whose __mro_entries__ gives their origin (and Generic): `typing.List`.
+        import typing
+        for attr, value in sorted(vars(module).items()):
+            if isinstance(value, typing._SpecialGenericAlias) and isinstance(value.__origin__, type):
+                out.append(" ".join(["alias", name + "." + attr, key(value.__origin__)]))
+    return out
+
 for name in sys.argv[1:]:
     read, write = posix.pipe()
     pid = posix.fork()
@@ -61,6 +127,7 @@ for name in sys.argv[1:]:
                 import pkgutil
                 subs |= {name + "." + m.name for m in pkgutil.iter_modules(module.__path__)}
             lines.append("subs " + " ".join(sorted(subs)))
+            lines.extend(class_lines(name, module))
             out = ("module " + name + "\n" + "\n".join(lines) + "\n").encode()
             while out:
                 out = out[posix.write(write, out):]
@@ -83,7 +150,7 @@ def skipped(name):
 
 
 def probe(python, names, cwd):
-    """{module: (names, submodules)} for the modules that import cleanly."""
+    """{module: (names, submodules, class lines)} for the modules that import cleanly."""
     done = subprocess.run(
         [python, "-I", "-S", "-c", PROBE, *names],
         cwd=cwd, capture_output=True, text=True, timeout=600,
@@ -94,11 +161,13 @@ def probe(python, names, cwd):
         kind, _, rest = line.partition(" ")
         if kind == "module":
             module = rest
-            out[module] = ([], [])
+            out[module] = ([], [], [])
         elif kind == "names" and module:
             out[module][0].extend(rest.split())
         elif kind == "subs" and module:
             out[module][1].extend(rest.split())
+        elif kind in ("class", "as", "alias") and module:
+            out[module][2].append(line)
     return out
 
 
@@ -118,7 +187,7 @@ def probe_all(python):
     python, impl, minor, platform, roots = version(python)
     if (impl, minor, platform) != ("cpython", "3.11", "linux"):
         sys.exit(f"need CPython 3.11 on Linux, got {impl} {minor} {platform} ({python})")
-    table = {}
+    table, class_table = {}, {}
     pending = sorted(r for r in roots if not skipped(r))
     seen = set(pending)
     with tempfile.TemporaryDirectory() as cwd, ThreadPoolExecutor(2) as pool:
@@ -128,20 +197,29 @@ def probe_all(python):
             for part in pool.map(lambda names: probe(python, names, cwd), halves):
                 results.update(part)
             pending = []
-            for name, (names, subs) in sorted(results.items()):
+            for name, (names, subs, classes) in sorted(results.items()):
                 table[name] = set(names)
+                class_table[name] = set(classes)
                 for sub in subs:
                     if sub not in seen and not skipped(sub):
                         seen.add(sub)
                         pending.append(sub)
             pending.sort()
-    return table
+    return table, class_table
 
 
 def generate(pythons):
     """The modules every interpreter imports, each with the names all of them bind."""
-    tables = [probe_all(python) for python in pythons]
+    probed = [probe_all(python) for python in pythons]
+    tables = [names for names, _ in probed]
     modules = set.intersection(*(set(t) for t in tables))
+    classes = sorted(
+        {
+            line
+            for name in modules
+            for line in set.intersection(*(classes[name] for _, classes in probed))
+        }
+    )
     header = (
         "# CPython 3.11 on Linux: the names each standard-library module binds after a fresh\n"
         "# import (on every worker interpreter: " + ", ".join(pythons) + "), one module a\n"
@@ -150,10 +228,22 @@ def generate(pythons):
         + " ".join(["!roots", *sorted(SKIP_ROOTS)]) + "\n"
         + " ".join(["!parts", *sorted(SKIP_PARTS)]) + "\n"
     )
-    return header + "".join(
+    names = header + "".join(
         " ".join([name, *sorted(set.intersection(*(t[name] for t in tables)))]) + "\n"
         for name in sorted(modules)
     )
+    class_header = (
+        "# CPython 3.11 on Linux: standard-library classes a class statement may subclass without\n"
+        "# running code but type's or ABCMeta's (metaclass type or abc.ABCMeta, object's\n"
+        "# __init_subclass__, subclassable, MRO of at most 12 classes besides object), the same on\n"
+        "# every worker interpreter (" + ", ".join(pythons) + "). Generated by\n"
+        "# scripts/gen-stdlib-table.py; do not edit.\n"
+        "# class <module.qualname> <metaclass> <fixed|var: itemsize> <solid bases, nearest first,\n"
+        "#   or -> <MRO after the class, object left out, or ->; as <name a module binds> <class>;\n"
+        "# alias <typing name> <origin class>: as a base it stands for its origin (and Generic).\n"
+        "# (encodings.* codecs and distutils are left out.)\n"
+    )
+    return {OUT: names, CLASSES: class_header + "".join(line + "\n" for line in classes)}
 
 
 def main():
@@ -166,14 +256,14 @@ def main():
     )
     args = parser.parse_args()
     pythons = args.python or ["python3", "/usr/bin/python3.11"]
-    text = generate(pythons)
-    if args.check:
-        with open(OUT, encoding="utf-8") as f:
-            if f.read() != text:
-                sys.exit(f"{OUT} differs from what {' and '.join(pythons)} generate; re-run the script")
-        return
-    with open(OUT, "w", encoding="utf-8") as f:
-        f.write(text)
+    for path, text in generate(pythons).items():
+        if args.check:
+            with open(path, encoding="utf-8") as f:
+                if f.read() != text:
+                    sys.exit(f"{path} differs from what {' and '.join(pythons)} generate; re-run the script")
+            continue
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(text)
 
 
 if __name__ == "__main__":

@@ -170,3 +170,104 @@ fn the_stdlib_table_regenerates_from_cpython() {
         String::from_utf8_lossy(&output.stderr)
     );
 }
+
+const CLASS_PRELUDE: &str = "import enum\nimport io\nimport socketserver\nimport traceback\n\
+import types\nimport typing\nimport typing as t\n\
+from http.client import HTTPConnection as _HTTPConnection\n\
+from http.server import BaseHTTPRequestHandler, HTTPServer\n\
+_KT = typing.TypeVar(\"_KT\")\n_VT = typing.TypeVar(\"_VT\")\n_T = t.TypeVar(\"_T\")\n";
+
+/// Class statements over stdlib bases of the generated table (`stdlib_classes.txt`): typing
+/// aliases through `__mro_entries__`, `property`, io, http.server, socketserver mixins,
+/// `types.ModuleType`, `traceback.FrameSummary`, exceptions of one layout. Each is proved
+/// and the module imports cleanly in CPython.
+#[test]
+fn classes_over_stdlib_bases_are_ready_and_import_in_cpython() {
+    let classes = [
+        "class Recent(typing.Generic[_KT, _VT], typing.MutableMapping[_KT, _VT]):\n    pass\n",
+        "class ItemView(typing.Set[typing.Tuple[str, str]]):\n    pass\n",
+        "class Headers(typing.MutableMapping[str, str]):\n    pass\n",
+        "class cached(property, t.Generic[_T]):\n    pass\n",
+        "class Raw(io.IOBase):\n    pass\n",
+        "class Handler(BaseHTTPRequestHandler):\n    pass\n",
+        "class Server(HTTPServer):\n    pass\n\n\n\
+         class Threaded(socketserver.ThreadingMixIn, Server):\n    pass\n\n\n\
+         class Forking(socketserver.ForkingMixIn, Server):\n    pass\n",
+        "class Conn(_HTTPConnection):\n    pass\n\n\nclass Secure(Conn):\n    pass\n",
+        "class Lazy(types.ModuleType):\n    pass\n\n\nclass Moved(Lazy):\n    pass\n",
+        "class Frame(traceback.FrameSummary):\n    pass\n",
+        "class Unexpected(AssertionError, UnicodeError):\n    pass\n",
+        "class Pair(typing.Mapping[str, str], typing.Generic[_T]):\n    pass\n",
+    ];
+    for class in classes {
+        let source = format!("{CLASS_PRELUDE}\n\n{class}{PROBE}");
+        let (ready, notes) = inspect(&source, ReadinessPolicy::V2);
+        assert!(ready, "{class}: {notes:?}");
+        let (ok, _, stderr) = run_in_cpython(&source);
+        assert!(ok, "{class}: {stderr}");
+    }
+}
+
+/// The near misses of each accepted shape: a lay-out conflict, a final class, an MRO CPython
+/// cannot linearise, a metaclass conflict, `Generic` twice or plain, a type variable missing
+/// from `Generic[...]`, nonempty `__slots__` under a tuple alias. v2 keeps READY-004 on the
+/// class statement (line and column in the explanation); CPython raises `TypeError`.
+#[test]
+fn stdlib_base_near_misses_stay_unproved_and_raise_in_cpython() {
+    let cases = [
+        ("class X(int, str):\n    pass\n", "lay-out conflict"),
+        (
+            "class M(types.ModuleType, property):\n    pass\n",
+            "lay-out conflict",
+        ),
+        (
+            "class B(bool):\n    pass\n",
+            "is not an acceptable base type",
+        ),
+        (
+            "class F(types.FunctionType):\n    pass\n",
+            "is not an acceptable base type",
+        ),
+        (
+            "class E(typing.Mapping[str, str], typing.MutableMapping[str, str]):\n    pass\n",
+            "consistent method resolution",
+        ),
+        (
+            "class S(socketserver.BaseServer, HTTPServer):\n    pass\n",
+            "consistent method resolution",
+        ),
+        (
+            "class N(typing.MutableMapping[str, str], enum.Enum):\n    pass\n",
+            "metaclass conflict",
+        ),
+        (
+            "class G(typing.Generic[_T], typing.Generic[_KT]):\n    pass\n",
+            "Cannot inherit from Generic[...] multiple times",
+        ),
+        (
+            "class G(typing.Generic[_KT], typing.Mapping[_KT, _VT]):\n    pass\n",
+            "are not listed in Generic",
+        ),
+        (
+            "class G(typing.Generic):\n    pass\n",
+            "Cannot inherit from plain Generic",
+        ),
+        (
+            "class T(typing.Tuple[int, int]):\n    __slots__ = (\"a\",)\n",
+            "nonempty __slots__ not supported",
+        ),
+    ];
+    let line = CLASS_PRELUDE.lines().count() + 3;
+    for (class, error) in cases {
+        let source = format!("{CLASS_PRELUDE}\n\n{class}{PROBE}");
+        let (ready, notes) = inspect(&source, ReadinessPolicy::V2);
+        assert!(!ready, "{class}");
+        assert!(
+            notes.iter().any(|n| n.starts_with(&format!("{line}:"))
+                && n.contains("readiness v2 cannot prove it harmless")),
+            "{class}: {notes:?}"
+        );
+        let (ok, _, stderr) = run_in_cpython(&source);
+        assert!(!ok && stderr.contains(error), "{class}: {stderr}");
+    }
+}

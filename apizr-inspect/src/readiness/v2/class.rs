@@ -17,7 +17,10 @@
 //!   the module with such a base or `__slots__`) — or only exception bases whose layouts
 //!   CPython combines ([`super::exceptions`]) —, plus `ABC`, `Generic[...]` and plain classes
 //!   of the module whose MROs Python can merge ([`super::mro`]); no duplicate base;
-//!   metaclass only `ABCMeta`;
+//!   metaclass only `ABCMeta`; a standard-library base of the generated table
+//!   ([`super::stdlib_classes`]: metaclass `type`/`ABCMeta`, `object`'s `__init_subclass__`,
+//!   subclassable) with its whole MRO and solid bases, `typing` aliases as their
+//!   `__mro_entries__` give them, `Generic` as its `__init_subclass__` accepts it;
 //!   no base that is an enum with members or defines `__init_subclass__`; methods with
 //!   allowlisted decorators ([`super::decorators`]) and safe defaults and annotations.
 //!
@@ -34,7 +37,7 @@ use super::env::{ClassInfo, ClassKind, Kind, Meaning};
 use super::instances::{self, Init};
 use super::known::{self, BaseKind, EnumValues};
 use super::mro::Lineage;
-use super::{Prover, Unproved, Why};
+use super::{Prover, Unproved, Why, stdlib_classes};
 use crate::readiness::stdlib::is_stdlib;
 
 type Proof<T> = Result<T, Unproved>;
@@ -244,7 +247,8 @@ impl Prover<'_> {
         let mut solids = Vec::new();
         let mut init_subclass = false;
         let mut enum_data: Option<EnumValues> = None;
-        for base in &arguments.args {
+        self.generic_bases(&arguments.args)?;
+        for (index, base) in arguments.args.iter().enumerate() {
             let fail = || Err(Unproved::at(base.range(), Why::Base));
             let meaning = match (self.value(base)?, base) {
                 // `C[T]` of a generic class v2 recorded is `C` ([`super::generics`]).
@@ -256,10 +260,50 @@ impl Prover<'_> {
                 }
                 (meaning, _) => meaning,
             };
+            // A standard-library class of the generated table, or a `typing` alias standing
+            // for one ([`super::stdlib_classes`]).
+            let table = match (&meaning, base) {
+                (Meaning::Qualified(q), _) if known::base(q).is_none() => {
+                    stdlib_classes::class(q).or_else(|| stdlib_classes::alias_origin(q))
+                }
+                (Meaning::TypeLike, Expr::Subscript(sub)) => match self.value(&sub.value)? {
+                    Meaning::Qualified(q) => stdlib_classes::alias_origin(&q),
+                    _ => None,
+                },
+                _ => None,
+            };
+            if let Some(table) = table {
+                let Some(mut lineage) = Lineage::table(table) else {
+                    return fail();
+                };
+                // An alias's `__mro_entries__` adds `Generic` unless a later base is generic.
+                if self.is_alias(base) && !self.generic_after(&arguments.args[index + 1..]) {
+                    lineages.push(lineage);
+                    lineage = Lineage::stdlib("typing.Generic");
+                }
+                lineages.push(lineage);
+                if !table.solid.is_empty() {
+                    layout += 1;
+                    solids.push(
+                        table
+                            .is_exception()
+                            .then(|| table.solid[0].trim_start_matches("builtins.")),
+                    );
+                }
+                kinds.push(if table.is_exception() {
+                    BaseKind::Exception
+                } else {
+                    BaseKind::Builtin
+                });
+                continue;
+            }
             let base_kind = match (&meaning, base) {
                 (Meaning::TypeLike, Expr::Subscript(sub)) => match self.value(&sub.value)? {
                     Meaning::Qualified(q) if q == "typing.Generic" => {
-                        lineages.push(Lineage::stdlib(&q));
+                        // `__mro_entries__` gives nothing when a later base is an alias.
+                        if !self.alias_after(&arguments.args[index + 1..]) {
+                            lineages.push(Lineage::stdlib(&q));
+                        }
                         BaseKind::Generic
                     }
                     Meaning::Qualified(q) if q == "typing.Protocol" => {
@@ -268,6 +312,8 @@ impl Prover<'_> {
                     }
                     _ => return fail(),
                 },
+                // `class C(Generic)`: `TypeError: Cannot inherit from plain Generic`.
+                (Meaning::Qualified(q), _) if q == "typing.Generic" => return fail(),
                 (Meaning::Qualified(q), _) => match known::base(q) {
                     Some(kind) => {
                         if kind != BaseKind::Object {
@@ -800,4 +846,85 @@ fn is_dunder(name: &str) -> bool {
 
 fn is_sunder(name: &str) -> bool {
     name.len() > 2 && name.starts_with('_') && name.ends_with('_') && !is_dunder(name)
+}
+
+impl Prover<'_> {
+    /// A `typing` alias standing for a stdlib class (`typing.MutableMapping[str, str]`, or
+    /// unsubscripted): a `_BaseGenericAlias` whose `__mro_entries__` gives its origin.
+    fn is_alias(&self, base: &Expr) -> bool {
+        let head = match base {
+            Expr::Subscript(sub) => sub.value.as_ref(),
+            other => other,
+        };
+        matches!(self.value(head), Ok(Meaning::Qualified(q)) if stdlib_classes::alias_origin(&q).is_some())
+    }
+
+    /// One of `bases` is a `_BaseGenericAlias` (a subscripted `typing` generic or an alias):
+    /// a `Generic[...]` before it gives no base of its own.
+    fn alias_after(&self, bases: &[Expr]) -> bool {
+        // Every subscripted base v2 accepts is one (typing generics and aliases, the
+        // module's generic classes subscripted); `list[int]` is refused as a base anyway.
+        bases
+            .iter()
+            .any(|b| self.is_alias(b) || matches!(b, Expr::Subscript(_)))
+    }
+
+    /// One of `bases` is an alias or a subclass of `Generic`: an alias before it adds no
+    /// `Generic` (typing's `_BaseGenericAlias.__mro_entries__`).
+    fn generic_after(&self, bases: &[Expr]) -> bool {
+        self.alias_after(bases)
+            || bases.iter().any(|b| match self.value(b) {
+                Ok(Meaning::Class(info)) => info.lineage.has_generic(),
+                Ok(Meaning::Qualified(q)) => {
+                    matches!(q.as_str(), "typing.Generic" | "typing.Protocol")
+                }
+                _ => false,
+            })
+    }
+
+    /// `Generic.__init_subclass__` when the bases subscript typing generics: at most one
+    /// `Generic[...]` (`Cannot inherit from Generic[...] multiple times`), and with one,
+    /// every type variable of the other subscripted bases listed in it (`Some type variables
+    /// ... are not listed in Generic[...]`). Type variables are compared by name: the same
+    /// name in one statement is the same object; different names may not be (refused).
+    fn generic_bases(&self, bases: &[Expr]) -> Proof<()> {
+        let is_generic = |b: &Expr| matches!(b, Expr::Subscript(s) if matches!(self.value(&s.value), Ok(Meaning::Qualified(q)) if q == "typing.Generic"));
+        let generics: Vec<&Expr> = bases.iter().filter(|b| is_generic(b)).collect();
+        let [generic] = generics.as_slice() else {
+            return match generics.get(1) {
+                Some(second) => Err(Unproved::at(second.range(), Why::Base)),
+                None => Ok(()),
+            };
+        };
+        let mut listed = Vec::new();
+        self.type_variables(generic, &mut listed);
+        for base in bases.iter().filter(|b| !is_generic(b)) {
+            let mut used = Vec::new();
+            self.type_variables(base, &mut used);
+            if let Some(missing) = used
+                .iter()
+                .find(|(name, _)| !listed.iter().any(|(l, _)| l == name))
+            {
+                return Err(Unproved::at(missing.1, Why::NotATypeVar));
+            }
+        }
+        Ok(())
+    }
+
+    /// The names bound to type variables in a subscripted base, with their ranges.
+    fn type_variables(&self, expr: &Expr, out: &mut Vec<(String, ruff_text_size::TextRange)>) {
+        match expr {
+            Expr::Subscript(sub) => self.type_variables(&sub.slice, out),
+            Expr::Tuple(t) => t.elts.iter().for_each(|e| self.type_variables(e, out)),
+            Expr::List(l) => l.elts.iter().for_each(|e| self.type_variables(e, out)),
+            Expr::Name(n) if self.value(expr) == Ok(Meaning::TypeVar) => {
+                out.push((n.id.to_string(), n.range()));
+            }
+            // Anything else inside the subscript (`t.T`, a string) that may name one.
+            Expr::Attribute(a) if self.value(expr) == Ok(Meaning::TypeVar) => {
+                out.push((format!("?{}", a.attr), a.range()));
+            }
+            _ => {}
+        }
+    }
 }

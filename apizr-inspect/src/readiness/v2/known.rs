@@ -450,4 +450,5 @@ pub fn is_known(qualified: &str) -> bool {
         || super::values::is_value_call(qualified)
         || super::decorators::is_decorator(qualified)
         || qualified == "abc.ABCMeta"
+        || super::stdlib_classes::class(qualified).is_some()
 }

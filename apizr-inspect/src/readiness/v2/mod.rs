@@ -58,6 +58,7 @@ pub mod pure;
 pub mod regex;
 pub mod registry;
 pub mod slots;
+pub mod stdlib_classes;
 pub mod stdlib_names;
 pub mod stmt;
 pub mod strings;

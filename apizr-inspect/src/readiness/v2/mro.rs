@@ -8,7 +8,8 @@
 //! or io base are left out too: such a base brings an instance layout, and a class has at
 //! most one base with a layout ([`super::class`]), so no other base can name them. A builtin
 //! exception brings its whole chain up to `BaseException` ([`super::exceptions`]): several
-//! exception bases may share a layout, and their order must merge.
+//! exception bases may share a layout, and their order must merge. A class of the generated
+//! stdlib table ([`super::stdlib_classes`]) brings its whole MRO, by `module.qualname`.
 
 use std::hash::{DefaultHasher, Hash, Hasher};
 
@@ -43,6 +44,23 @@ impl Lineage {
             out.push(id(&["stdlib", "typing.Generic"]));
         }
         out
+    }
+
+    /// A class of the generated table ([`super::stdlib_classes`]): its whole MRO by the
+    /// classes' `module.qualname` (at most [`MAX`] classes).
+    pub fn table(class: &super::stdlib_classes::StdlibClass) -> Option<Lineage> {
+        let mut out = Lineage::default();
+        for key in &class.mro {
+            if !out.push(id(&["stdlib", key])) {
+                return None;
+            }
+        }
+        Some(out)
+    }
+
+    /// `typing.Generic` is in the MRO.
+    pub fn has_generic(&self) -> bool {
+        self.as_slice().contains(&id(&["stdlib", "typing.Generic"]))
     }
 
     fn push(&mut self, class: u64) -> bool {

@@ -76,8 +76,18 @@ impl Prover<'_> {
                         q.as_str(),
                         "builtins.int" | "builtins.bytes" | "builtins.tuple" | "typing.NamedTuple"
                     ) || q.starts_with("enum.")
+                        || super::stdlib_classes::class(&q).is_some_and(|c| c.variable)
                 }
                 Ok(Meaning::Class(ClassInfo { variable_size, .. })) => variable_size,
+                // A typing alias of a variable-sized origin (`typing.Tuple[int, int]`).
+                Ok(Meaning::TypeLike) => match base {
+                    ast::Expr::Subscript(sub) => matches!(
+                        self.value(&sub.value),
+                        Ok(Meaning::Qualified(q)) if super::stdlib_classes::alias_origin(&q)
+                            .is_some_and(|c| c.variable)
+                    ),
+                    _ => false,
+                },
                 _ => false,
             })
         })
