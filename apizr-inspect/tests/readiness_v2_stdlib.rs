@@ -198,6 +198,8 @@ fn classes_over_stdlib_bases_are_ready_and_import_in_cpython() {
         "class Frame(traceback.FrameSummary):\n    pass\n",
         "class Unexpected(AssertionError, UnicodeError):\n    pass\n",
         "class Pair(typing.Mapping[str, str], typing.Generic[_T]):\n    pass\n",
+        // A class of the table is a type where typing needs one.
+        "def f(x: typing.Optional[HTTPServer], y: io.IOBase) -> typing.List[types.ModuleType]:\n    return []\n",
     ];
     for class in classes {
         let source = format!("{CLASS_PRELUDE}\n\n{class}{PROBE}");
@@ -255,6 +257,10 @@ fn stdlib_base_near_misses_stay_unproved_and_raise_in_cpython() {
         (
             "class T(typing.Tuple[int, int]):\n    __slots__ = (\"a\",)\n",
             "nonempty __slots__ not supported",
+        ),
+        (
+            "def f(x: typing.Optional[io.Nonexistent]) -> None:\n    pass\n",
+            "has no attribute 'Nonexistent'",
         ),
     ];
     let line = CLASS_PRELUDE.lines().count() + 3;

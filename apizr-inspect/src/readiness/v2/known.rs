@@ -156,7 +156,9 @@ pub fn is_plain_type(qualified: &str) -> bool {
         );
     }
     let Some(name) = typing_name(qualified) else {
+        // A class of the generated table ([`super::stdlib_classes`]) is a type too.
         return stdlib_class(qualified)
+            || super::stdlib_classes::class(qualified).is_some()
             || matches!(
                 qualified,
                 "re.Pattern"
