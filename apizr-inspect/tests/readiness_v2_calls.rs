@@ -557,6 +557,50 @@ const CASES: &[Case] = &[
         Raises("AttributeError"),
         "cookielib.CookieJarX",
     ),
+    // Marker decorators (v2/markers.rs): a local function that only sets non-dunder
+    // attributes of its one parameter to values read from the module, and returns it.
+    (
+        "import enum",
+        "def tag(f):\n    \"\"\"Doc.\"\"\"\n    f.kind = K.a\n    f.n = 1\n    return f\nclass K(enum.Enum):\n    a = 1\n@tag\n@tag  # applied\ndef g(): pass",
+        "def tag(f):\n    f.__name__ = 1\n    return f\n@tag  # applied\ndef g(): pass",
+        Raises("TypeError"),
+        "tag  # applied",
+    ),
+    (
+        "",
+        "def tag(f):\n    f.kind = KIND\n    return f\nKIND = 1\n@tag  # applied\ndef g(): pass",
+        "def tag(f):\n    f.kind = KIND\n    return f\n@tag  # applied\ndef g(): pass\nKIND = 1",
+        Raises("NameError"),
+        "tag  # applied",
+    ),
+    (
+        "",
+        "def tag(f):\n    f.kind = 1\n    return f\n@tag  # applied\nasync def g(): pass",
+        "def tag(f):\n    f.kind = 1\n    return f\nclass C:\n    @tag  # applied\n    @property\n    def x(self): return 1",
+        Raises("AttributeError"),
+        "tag  # applied",
+    ),
+    (
+        "",
+        "def tag(f):\n    f.kind = 1\n    return f\n@tag  # applied\ndef g(): pass",
+        "async def tag(f):\n    f.kind = 1\n    return f\n@tag  # applied\ndef g(): pass",
+        Effect("type(g).__name__ == 'coroutine'"),
+        "tag  # applied",
+    ),
+    (
+        "",
+        "class O: pass\ndef tag(f):\n    f.kind = O\n    return f\n@tag  # applied\ndef g(): pass",
+        "class O: pass\ndef tag(f):\n    O.kind = 1\n    return f\n@tag  # applied\ndef g(): pass",
+        Effect("O.kind == 1"),
+        "tag  # applied",
+    ),
+    (
+        "",
+        "def tag(f):\n    f.kind = 1\n    return f\n@tag  # applied\ndef g(): pass",
+        "def tag(f):\n    f.kind = 1\n    return None\n@tag  # applied\ndef g(): pass",
+        Effect("g is None"),
+        "tag  # applied",
+    ),
 ];
 
 fn module(imports: &str, body: &str) -> String {

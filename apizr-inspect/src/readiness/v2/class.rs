@@ -641,9 +641,7 @@ impl Prover<'_> {
                     if kind == ClassKind::NamedTuple && NAMEDTUPLE_RESERVED.contains(&name) {
                         return fail(Why::ClassBody);
                     }
-                    for decorator in &def.decorator_list {
-                        self.def_decorator(&decorator.expression, Some(&properties))?;
-                    }
+                    self.def_decorators(&def.decorator_list, Some(&properties))?;
                     self.signature(def)?;
                     let is_property = def.decorator_list.iter().any(|d| matches!(self.value(&d.expression), Ok(Meaning::Qualified(q)) if q == "builtins.property" || q == "functools.cached_property"));
                     if is_property {

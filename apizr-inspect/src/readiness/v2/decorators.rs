@@ -7,9 +7,10 @@
 //!   `contextlib.contextmanager`, `contextlib.asynccontextmanager`, `abc.abstractmethod`;
 //! * in class bodies also: `property`, `staticmethod`, `classmethod`,
 //!   `functools.cached_property`, and `<p>.setter` / `.getter` / `.deleter` of a property `p`
-//!   defined earlier in the same body.
+//!   defined earlier in the same body;
+//! * a marker of the package ([`super::markers`]) applied to a plain function.
 
-use ruff_python_ast::{Expr, Number};
+use ruff_python_ast::{Decorator, Expr, Number};
 use ruff_text_size::Ranged;
 
 use super::env::Meaning;
@@ -59,6 +60,32 @@ fn is_method_decorator(qualified: &str) -> bool {
 }
 
 impl Prover<'_> {
+    /// The decorators of a `def`, applied bottom-up: a marker ([`super::markers`]) while the
+    /// function is still plain (every decorator applied before it is a marker), the others
+    /// by [`Self::def_decorator`].
+    pub fn def_decorators(
+        &self,
+        decorators: &[Decorator],
+        properties: Option<&[String]>,
+    ) -> Result<(), Unproved> {
+        let mut plain = true;
+        for decorator in decorators.iter().rev() {
+            match self.value(&decorator.expression) {
+                Ok(Meaning::Marker(marker)) if plain => {
+                    self.marker_decoration(decorator, marker, properties.is_some())?;
+                }
+                Ok(Meaning::Marker(_)) => {
+                    return Err(Unproved::at(decorator.expression.range(), Why::Decorator));
+                }
+                _ => {
+                    self.def_decorator(&decorator.expression, properties)?;
+                    plain = false;
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// One decorator of a `def`; `properties` are the properties defined earlier in the class
     /// body (`None` at module level).
     pub fn def_decorator(

@@ -29,6 +29,11 @@ pub enum Meaning {
     /// (`def _seg_0(): return [...]`), keyed by the range of its `def` ([`super::pure`]):
     /// calling it evaluates that expression with the module's names at the time of the call.
     Pure(TextRange),
+    /// A function whose body only stores into non-dunder attributes of its one parameter and
+    /// returns it ([`super::decorators`]): as a decorator of a plain function it only marks
+    /// it. `Some` (its `def`'s range) in its own module, where the stored values are read at
+    /// the decoration; `None` once exported with values proved at the end of its module.
+    Marker(Option<TextRange>),
     /// Bound for sure, to something v2 does not know (an import from outside the stdlib, the
     /// target of a statement v2 did not prove).
     Unknown,

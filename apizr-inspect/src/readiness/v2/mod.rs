@@ -48,6 +48,7 @@ pub mod generics;
 pub mod instances;
 pub mod joins;
 pub mod known;
+pub mod markers;
 pub mod methods;
 pub mod mro;
 pub mod names;
@@ -192,6 +193,9 @@ pub struct Prover<'p> {
     pub local: pure::Local<'p>,
     /// Inside the body of a `try` whose handler catches `ImportError`.
     pub import_guarded: bool,
+    /// The values each marker function of the module stores, by its `def`'s range
+    /// ([`markers`]).
+    pub markers: markers::Markers<'p>,
 }
 
 impl<'p> Prover<'p> {
@@ -208,6 +212,7 @@ impl<'p> Prover<'p> {
             package: self.package,
             local,
             import_guarded: self.import_guarded,
+            markers: self.markers.clone(),
         }
     }
 }
@@ -229,6 +234,7 @@ pub fn prove<'p>(
         package,
         local: pure::Local::default(),
         import_guarded: false,
+        markers: Default::default(),
     };
     let mut risky = Vec::new();
     for (id, statement) in ctx.facts.statements().filter(|(_, s)| s.is_direct()) {
@@ -258,6 +264,7 @@ pub fn prove<'p>(
         }
     }
     let mut exports = prover.env.definite();
+    prover.settle_markers(&mut exports);
     // An importer calls these classes after this module has run: with its final globals.
     instances::settle_exports(&mut exports, prover.env.shadows("super"));
     V2Statements {

@@ -284,12 +284,12 @@ impl<'p> Prover<'p> {
     /// A `def` at module level: decorators, defaults and (evaluated) annotations.
     pub fn function(&mut self, def: &'p ast::StmtFunctionDef, inert: bool) -> Proof<()> {
         if !inert {
-            for decorator in &def.decorator_list {
-                self.def_decorator(&decorator.expression, None)?;
-            }
+            self.def_decorators(&def.decorator_list, None)?;
         }
         self.signature(def)?;
-        let meaning = self.function_meaning(def);
+        let meaning = self
+            .marker(def)
+            .unwrap_or_else(|| self.function_meaning(def));
         self.env.bind(def.name.as_str(), meaning);
         Ok(())
     }
