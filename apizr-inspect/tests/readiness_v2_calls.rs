@@ -557,6 +557,14 @@ const CASES: &[Case] = &[
         Raises("AttributeError"),
         "cookielib.CookieJarX",
     ),
+    // sys.intern of a str literal (jinja2.lexer's TOKEN_ADD = intern("add")).
+    (
+        "from sys import intern",
+        "TOKEN_ADD = intern('add')",
+        "TOKEN_ADD = intern(b'add')",
+        Raises("TypeError"),
+        "intern(b'add')",
+    ),
     // Marker decorators (v2/markers.rs): a local function that only sets non-dunder
     // attributes of its one parameter to values read from the module, and returns it.
     (

@@ -12,6 +12,7 @@
 //! | `typing.cast(T, value)` | `value` proved; the result is `value` | it checks nothing |
 //! | `re.Scanner(lexicon)` | [`super::pattern`] | `re.error`, `ValueError` |
 //! | `codecs.lookup(name)`, `codecs.lookup(name)[i]` | a literal name of a codec every CPython has ([`ALWAYS_CODECS`]); `i` an int literal in -4..=3 (the `CodecInfo` tuple: encode, decode, reader, writer) | `LookupError`, `IndexError` |
+//! | `sys.intern(s)` | `s` a str literal; the result is a str | `TypeError` for bytes or a str subclass |
 //! | `functools.partial(f, ...)` | `f` a function or class of the module, or a builtin; arguments v2 proves | `TypeError` for a non-callable; it only stores them |
 
 use ruff_python_ast::{Expr, ExprCall, ExprSubscript, Number, UnaryOp};
@@ -67,6 +68,7 @@ pub fn is_value_call(qualified: &str) -> bool {
             | "struct.Struct"
             | "typing.cast"
             | "codecs.lookup"
+            | "sys.intern"
     )
 }
 
@@ -235,6 +237,12 @@ impl Prover<'_> {
                 ([Expr::StringLiteral(s)], true) if is_struct_format(s.value.to_str()) => {
                     Ok(Meaning::Value(Kind::Object))
                 }
+                _ => fail,
+            },
+            // `sys.intern` of a str literal (an exact `str`: a subclass or bytes raise
+            // `TypeError`) returns an equal str and only touches the interpreter's table.
+            "sys.intern" => match (&args[..], keywords.is_empty()) {
+                ([Expr::StringLiteral(_)], true) => Ok(Meaning::Value(Kind::Str)),
                 _ => fail,
             },
             // `typing.cast(T, value)` returns `value` and checks nothing.
