@@ -550,6 +550,56 @@ const CASES: &[Case] = &[
         Effect("out != ''"),
         "D()",
     ),
+    // `**` of an int literal by a small exponent, also a comprehension's loop variable over a
+    // display of such literals; `-1` is not one (`0 ** -1` raises).
+    (
+        "",
+        "P = [10 ** x for x in (3, 6, 100)]\nQ = 2 ** 10",
+        "P = [0 ** x for x in (1, -1)]",
+        Raises("ZeroDivisionError"),
+        "0 ** x",
+    ),
+    // A comprehension's code point is not a called function's local of the same name.
+    (
+        "",
+        "def f(i):\n    j = i + 1\n    return j\nC = [chr(i) for i in range(3)]\nD = [f(i) for i in range(3)]",
+        "def f(x):\n    i = 1114112\n    return chr(i)\nC = [f(i) for i in range(3)]",
+        Raises("ValueError"),
+        "chr(i)",
+    ),
+    // Markdown's `__meta__`: a local function run exactly on known arguments (`assert`, `if`,
+    // `map(str, ...)`, slices, a dict lookup); a version tuple of 4 items fails its `assert`.
+    (
+        "",
+        "__version_info__ = (3, 6, 0, 'final', 0)\ndef _get_version(version_info):\n    \" Returns a PEP 440-compliant version number. \"\n    assert len(version_info) == 5\n    assert version_info[3] in ('dev', 'alpha', 'beta', 'rc', 'final')\n    parts = 2 if version_info[2] == 0 else 3\n    v = '.'.join(map(str, version_info[:parts]))\n    if version_info[3] == 'dev':\n        v += '.dev' + str(version_info[4])\n    elif version_info[3] != 'final':\n        mapping = {'alpha': 'a', 'beta': 'b', 'rc': 'rc'}\n        v += mapping[version_info[3]] + str(version_info[4])\n    return v\n__version__ = _get_version(__version_info__)\nRC = _get_version((1, 2, 1, 'rc', 4))\nDEV = _get_version((1, 2, 0, 'dev', 0))",
+        "__version_info__ = (3, 6, 0, 'final')\ndef _get_version(version_info):\n    \" Returns a PEP 440-compliant version number. \"\n    assert len(version_info) == 5\n    assert version_info[3] in ('dev', 'alpha', 'beta', 'rc', 'final')\n    parts = 2 if version_info[2] == 0 else 3\n    v = '.'.join(map(str, version_info[:parts]))\n    if version_info[3] == 'dev':\n        v += '.dev' + str(version_info[4])\n    elif version_info[3] != 'final':\n        mapping = {'alpha': 'a', 'beta': 'b', 'rc': 'rc'}\n        v += mapping[version_info[3]] + str(version_info[4])\n    return v\n__version__ = _get_version(__version_info__)",
+        Raises("AssertionError"),
+        "assert len",
+    ),
+    // A lookup of a missing key raises `KeyError`.
+    (
+        "",
+        "def _suffix(kind):\n    mapping = {'alpha': 'a'}\n    return mapping[kind]\nS = _suffix('alpha')",
+        "def _suffix(kind):\n    mapping = {'alpha': 'a'}\n    return mapping[kind]\nS = _suffix('gamma')",
+        Raises("KeyError"),
+        "mapping[kind]",
+    ),
+    // A name the body assigns is local everywhere: reading it first raises.
+    (
+        "",
+        "def _f(a):\n    b = a\n    TAG = b\n    return TAG\nTAG = 'x'\nT = _f('y')",
+        "def _f(a):\n    b = TAG\n    TAG = a\n    return b\nTAG = 'x'\nT = _f('y')",
+        Raises("UnboundLocalError"),
+        "TAG",
+    ),
+    // A module that rebinds `len`: its `len` runs, not the builtin.
+    (
+        "",
+        "def _check(v):\n    assert len(v) == 2\n    return v\nC = _check((1, 2))",
+        "def len(x):\n    return 0\ndef _check(v):\n    assert len(v) == 2\n    return v\nC = _check((1, 2))",
+        Raises("AssertionError"),
+        "assert len(v)",
+    ),
     (
         "from http import cookiejar as cookielib",
         "class Jar(cookielib.CookieJar):\n    pass",

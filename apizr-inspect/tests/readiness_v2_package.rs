@@ -119,6 +119,8 @@ fn local_imports_of_proved_modules_make_functions_ready() {
         // both imported from `shop.records` (also as `records.Item`); subclasses of its
         // `Plugin`, one with `dict` as a second base.
         "shop.uses_records:uses_records",
+        // Calls at import of pure functions of `shop.tools`, proved in that module's globals.
+        "shop.uses_tools:uses_tools",
     ] {
         let (state, ready, codes, _) = verdict(&v2, function);
         assert!(
@@ -208,6 +210,12 @@ fn each_refusal_names_its_cause() {
     refused("shop.bad_records:bad_records", "004", "");
     // A subclass of `shop.records.Registered`, whose `__init_subclass__` runs (and raises).
     refused("shop.bad_hooks:bad_hooks", "004", "");
+    // `bump("a")` of `shop.tools`: `"a" + 1` in its body raises.
+    refused(
+        "shop.bad_tools:bad_tools",
+        "004",
+        "make `bump(\"a\")` one of the forms",
+    );
     refused("shop.cycle_a:a", "015", "same import cycle");
     refused("shop.cycle_b:b", "015", "same import cycle");
     refused("shop.missing:m", "015", "does not bind on every path");
@@ -365,7 +373,7 @@ fn ready_package_functions_import_and_run_in_cpython() {
     );
 }
 
-/// The package near-misses that use classes of a proved sibling module really raise when
+/// The package near-misses that use classes or functions of a proved sibling module really raise when
 /// imported (as bundles import them: the directory on `sys.path`, parents first).
 #[test]
 fn sibling_class_near_misses_raise_in_cpython() {
@@ -375,6 +383,7 @@ fn sibling_class_near_misses_raise_in_cpython() {
             "missing 1 required positional argument: 'builder'",
         ),
         ("shop.bad_hooks", "TypeError: Anonymous"),
+        ("shop.bad_tools", "TypeError: can only concatenate str"),
     ] {
         let script = format!(
             "import importlib, sys\nsys.path.insert(0, {DIR:?})\nimportlib.import_module({module:?})\n"

@@ -211,7 +211,10 @@ impl Prover<'_> {
             "collections.defaultdict" if keywords.is_empty() && args.len() == 1 => {
                 match self.value(&args[0])? {
                     Meaning::Qualified(q) if q.starts_with("builtins.") => {}
-                    Meaning::Function | Meaning::Pure(_) | Meaning::Class(_) => {}
+                    Meaning::Function
+                    | Meaning::Pure(_)
+                    | Meaning::Foreign(_)
+                    | Meaning::Class(_) => {}
                     // A lambda is only stored: it runs when a missing key is read.
                     Meaning::Value(Kind::Other) if matches!(args[0], Expr::Lambda(_)) => {}
                     _ => return fail(Why::Arguments),
@@ -242,7 +245,10 @@ impl Prover<'_> {
                     && args.len() == 1
                     && (matches!(
                         self.value(&args[0])?,
-                        Meaning::Function | Meaning::Pure(_) | Meaning::Value(Kind::Other)
+                        Meaning::Function
+                            | Meaning::Pure(_)
+                            | Meaning::Foreign(_)
+                            | Meaning::Value(Kind::Other)
                     ) && matches!(args[0], Expr::Lambda(_) | Expr::Name(_))
                         || self.is_stdlib_function(&args[0])) =>
             {

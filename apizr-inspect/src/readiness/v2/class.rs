@@ -487,7 +487,7 @@ impl Prover<'_> {
             _ => None,
         });
         match init {
-            Some(def) if simple => instances::stores_init(def, &bound).unwrap_or_default(),
+            Some(def) if simple => instances::stores_init(class, def, &bound).unwrap_or_default(),
             _ => Init::Unknown,
         }
     }
@@ -719,6 +719,7 @@ impl Prover<'_> {
                             Meaning::Qualified(q) if q.starts_with("builtins.") => {}
                             Meaning::Function
                             | Meaning::Pure(_)
+                            | Meaning::Foreign(_)
                             | Meaning::Class(_)
                             | Meaning::Value(Kind::Other) => {}
                             _ => return Err(Unproved::at(keyword.value.range(), Why::Arguments)),
@@ -752,6 +753,7 @@ impl Prover<'_> {
             | Meaning::Class(_)
             | Meaning::Function
             | Meaning::Pure(_)
+            | Meaning::Foreign(_)
             | Meaning::TypeLike
             | Meaning::TypeVar => Ok(()),
             _ => Err(Unproved::at(value.range(), Why::MutableDefault)),

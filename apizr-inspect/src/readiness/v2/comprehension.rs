@@ -8,12 +8,13 @@
 //! | --- | --- |
 //! | `range(stop)`, `range(start, stop)` with int literals `0 <= start`, `stop <= 0x110000` | an int, and a code point (`chr(x)` cannot fail) |
 //! | a string literal | a one-character string |
-//! | a tuple or list display of int (or of str) literals | an int (a str) |
+//! | a tuple or list display of int (or of str) literals | an int (a str); an exponent of `**` when every literal is at most [`MAX_EXPONENT`] |
 
 use ruff_python_ast::{Comprehension, Expr, Number};
 use ruff_text_size::Ranged;
 
 use super::env::{Kind, Meaning};
+use super::pure::MAX_EXPONENT;
 use super::{Prover, Unproved, Why};
 
 type Proof<T> = Result<T, Unproved>;
@@ -43,6 +44,7 @@ impl Prover<'_> {
         let Expr::Name(target) = &generator.target else {
             return fail();
         };
+        let mut exponent = false;
         let (kind, code_point) = match &generator.iter {
             Expr::Call(call)
                 if call.arguments.keywords.is_empty()
@@ -60,6 +62,9 @@ impl Prover<'_> {
             Expr::Tuple(ruff_python_ast::ExprTuple { elts, .. })
             | Expr::List(ruff_python_ast::ExprList { elts, .. }) => {
                 if elts.iter().all(|e| int_literal(e).is_some()) {
+                    exponent = elts
+                        .iter()
+                        .all(|e| int_literal(e).is_some_and(|i| i <= MAX_EXPONENT));
                     (Kind::Int, false)
                 } else if elts.iter().all(|e| matches!(e, Expr::StringLiteral(_))) {
                     (Kind::Str, false)
@@ -73,6 +78,9 @@ impl Prover<'_> {
         scope.env.bind(target.id.as_str(), Meaning::Value(kind));
         if code_point {
             scope.local = scope.local.with_code_point(target.id.as_str());
+        }
+        if exponent {
+            scope.local = scope.local.with_exponent(target.id.as_str());
         }
         scope.value(elt)
     }

@@ -34,6 +34,9 @@ pub enum Meaning {
     /// it. `Some` (its `def`'s range) in its own module, where the stored values are read at
     /// the decoration; `None` once exported with values proved at the end of its module.
     Marker(Option<TextRange>),
+    /// A pure function of another module of the package, proved there ([`super::pure`]):
+    /// calling it proves its body in that module's globals at the end of its top level.
+    Foreign(super::pure::Foreign),
     /// Bound for sure, to something v2 does not know (an import from outside the stdlib, the
     /// target of a statement v2 did not prove).
     Unknown,
@@ -127,6 +130,9 @@ pub struct Env {
     /// member): `Color.RED` exists and reading it runs nothing ([`super::class`]). Kept like
     /// `strings`.
     members: HashMap<String, Vec<String>>,
+    /// Names bound to a tuple display of literals ([`super::constant`]: `__version_info__ =
+    /// (3, 6, 0, "final", 0)`); kept like `strings` (a tuple cannot change in place).
+    constants: HashMap<String, super::constant::Value>,
 }
 
 /// A fact about the value of a name, beyond its [`Meaning`].
@@ -177,6 +183,7 @@ impl Env {
         self.marks.remove(name);
         self.sequences.remove(name);
         self.members.remove(name);
+        self.constants.remove(name);
     }
 
     /// Bind `name` to an enum class with these members.
@@ -194,6 +201,21 @@ impl Env {
                 .members
                 .get(name)
                 .is_some_and(|m| m.iter().any(|m| m == member))
+    }
+
+    /// Record the exact value `name` (just bound to a tuple) holds.
+    pub fn bind_constant(&mut self, name: &str, value: super::constant::Value) {
+        if self.names.get(name) == Some(&Meaning::Value(Kind::Tuple)) {
+            self.constants.insert(name.to_string(), value);
+        }
+    }
+
+    /// The exact value of `name` here, when v2 knows it.
+    pub fn constant(&self, name: &str) -> Option<&super::constant::Value> {
+        match self.names.get(name) {
+            Some(Meaning::Value(Kind::Tuple)) => self.constants.get(name),
+            _ => None,
+        }
     }
 
     /// Bind `name` to a tuple of strings v2 knows.
@@ -227,6 +249,7 @@ impl Env {
         self.strings.insert(name.to_string(), value);
         self.sequences.remove(name);
         self.members.remove(name);
+        self.constants.remove(name);
     }
 
     /// The known string value of `name` here.
@@ -243,6 +266,7 @@ impl Env {
         self.marks.remove(name);
         self.sequences.remove(name);
         self.members.remove(name);
+        self.constants.remove(name);
     }
 
     /// The module binds `name` here (it does not resolve to the builtin of that name).
@@ -258,8 +282,17 @@ impl Env {
         }
     }
 
+    /// The local functions v2 can call ([`Meaning::Pure`]), by name.
+    pub fn pure_functions(&self) -> impl Iterator<Item = (&str, TextRange)> {
+        self.names.iter().filter_map(|(n, m)| match m {
+            Meaning::Pure(def) => Some((n.as_str(), *def)),
+            _ => None,
+        })
+    }
+
     /// Every name bound on every path, with its meaning (a module's exports at its end). A
-    /// pure function is only a function to other modules (its body is this module's).
+    /// pure function is only a function to other modules (its body is this module's; the
+    /// package pass makes the ones it can carry [`Meaning::Foreign`], [`super::pure`]).
     pub fn definite(&self) -> super::package::Exports {
         self.names
             .iter()
@@ -296,6 +329,7 @@ impl Env {
                     || before.marks.get(*n) != self.marks.get(*n)
                     || before.sequences.get(*n) != self.sequences.get(*n)
                     || before.members.get(*n) != self.members.get(*n)
+                    || before.constants.get(*n) != self.constants.get(*n)
             })
             .map(|(n, _)| n.as_str())
     }
@@ -353,6 +387,15 @@ impl Env {
                 }
                 _ => {
                     out.members.remove(name);
+                }
+            }
+            let constants: Vec<_> = arms.iter().map(|a| a.constants.get(name)).collect();
+            match constants.split_first() {
+                Some((Some(first), rest)) if rest.iter().all(|c| *c == Some(*first)) => {
+                    out.constants.insert(name.to_string(), (*first).clone());
+                }
+                _ => {
+                    out.constants.remove(name);
                 }
             }
             let marks: Vec<Option<&Mark>> = arms.iter().map(|a| a.marks.get(name)).collect();

@@ -255,6 +255,10 @@ impl Prover<'_> {
 
     fn binop(&self, b: &ast::ExprBinOp) -> Proof<Meaning> {
         let fail = || Err(Unproved::at(b.range(), Why::Expression));
+        // `10 ** 3`, `10 ** x` over small exponents ([`super::pure`]).
+        if b.op == Operator::Pow {
+            return self.power(b);
+        }
         // `%`-formatting of known strings ([`super::strings`]).
         if b.op == Operator::Mod {
             return if self.str_binop(b).is_some() {

@@ -17,8 +17,11 @@
 //!   `self.<name> = <parameter or literal>` and `super().__init__()`. `object.__new__` and
 //!   `dict.__new__` accept the arguments when `__init__` is overridden; the stores run
 //!   `object.__setattr__` into the instance's `__dict__` because `<name>` is not a dunder and
-//!   the class body binds neither `<name>` (no descriptor, e.g. a property, can intercept it),
-//!   `__setattr__` nor `__slots__`; `super().__init__()` is `object.__init__` or `dict.__init__`
+//!   the class body binds neither `<name>` (no descriptor, e.g. a property, can intercept it)
+//!   nor `__setattr__` — or, when the body binds `__slots__` (checked by [`super::slots`]),
+//!   `<name>` is one of the slots, whose member descriptor stores any value (instances of a
+//!   slotted class with an `object` or `dict` base have no `__dict__`: any other name raises
+//!   `AttributeError`); `super().__init__()` is `object.__init__` or `dict.__init__`
 //!   with no arguments, provided `super` is still the builtin where `__init__` runs (checked at
 //!   each call in the module, and at the end of the module for the importers).
 //!
@@ -131,9 +134,18 @@ pub fn runs_code_when_stored(bound: &[&str]) -> bool {
     bound.contains(&"__set_name__")
 }
 
-/// `def` is an `__init__` of attribute stores ([`Init::Stores`]) in a class whose body binds
-/// `bound`: its signature without `self`, and whether it calls `super().__init__()`.
-pub fn stores_init(def: &ast::StmtFunctionDef, bound: &[&str]) -> Option<Init> {
+/// `def` is an `__init__` of attribute stores ([`Init::Stores`]) in class `class` whose body
+/// binds `bound`: its signature without `self`, and whether it calls `super().__init__()`.
+pub fn stores_init(
+    class: &ast::StmtClassDef,
+    def: &ast::StmtFunctionDef,
+    bound: &[&str],
+) -> Option<Init> {
+    let slots = if bound.contains(&"__slots__") {
+        Some(slot_names(class)?)
+    } else {
+        None
+    };
     let params = &def.parameters;
     if def.is_async
         || !def.decorator_list.is_empty()
@@ -143,7 +155,7 @@ pub fn stores_init(def: &ast::StmtFunctionDef, bound: &[&str]) -> Option<Init> {
         || !params.posonlyargs.is_empty()
         || bound
             .iter()
-            .any(|n| matches!(*n, "__setattr__" | "__slots__" | "__new__" | "__del__"))
+            .any(|n| matches!(*n, "__setattr__" | "__new__" | "__del__"))
         || bound.iter().filter(|n| **n == "__init__").count() != 1
     {
         return None;
@@ -185,7 +197,8 @@ pub fn stores_init(def: &ast::StmtFunctionDef, bound: &[&str]) -> Option<Init> {
                 let attr = target.attr.as_str();
                 let on_self =
                     matches!(target.value.as_ref(), Expr::Name(n) if n.id.as_str() == this);
-                if !on_self || is_dunder(attr) || bound.contains(&attr) {
+                let slotted = slots.as_ref().is_none_or(|slots| slots.contains(&attr));
+                if !on_self || is_dunder(attr) || bound.contains(&attr) || !slotted {
                     return None;
                 }
                 let plain = match assign.value.as_ref() {
@@ -206,7 +219,34 @@ pub fn stores_init(def: &ast::StmtFunctionDef, bound: &[&str]) -> Option<Init> {
     })
 }
 
-/// `super().__init__()`, no arguments anywhere.
+/// The names of the one `__slots__ = <string or display of strings>` of the class body.
+fn slot_names(class: &ast::StmtClassDef) -> Option<Vec<&str>> {
+    let mut values = class.body.iter().filter_map(|stmt| match stmt {
+        Stmt::Assign(assign)
+            if matches!(assign.targets.as_slice(), [Expr::Name(n)] if n.id.as_str() == "__slots__") =>
+        {
+            Some(assign.value.as_ref())
+        }
+        _ => None,
+    });
+    let (Some(value), None) = (values.next(), values.next()) else {
+        return None;
+    };
+    let items: Vec<&Expr> = match value {
+        Expr::StringLiteral(_) => vec![value],
+        Expr::Tuple(t) => t.elts.iter().collect(),
+        Expr::List(l) => l.elts.iter().collect(),
+        _ => return None,
+    };
+    items
+        .into_iter()
+        .map(|item| match item {
+            Expr::StringLiteral(s) => Some(s.value.to_str()),
+            _ => None,
+        })
+        .collect()
+}
+
 /// The classes a module exports, as its importers call them: after the module ran, with
 /// `super` shadowed (`super_shadowed`) an `__init__` calling `super().__init__()` is not the
 /// one v2 proved.
@@ -229,6 +269,7 @@ pub fn settle_exports(exports: &mut super::package::Exports, super_shadowed: boo
     }
 }
 
+/// `super().__init__()`, no arguments anywhere.
 fn is_super_init(expr: &Expr) -> bool {
     let Expr::Call(call) = expr else {
         return false;

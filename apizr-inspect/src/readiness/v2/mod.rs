@@ -23,7 +23,8 @@
 //!   stdlib values built from literals (`datetime`, `hasattr`, `functools.partial`);
 //!   [`registry`] calls that only change the worker process's warnings filters, logging
 //!   tree, codec error handlers and URL scheme lists;
-//!   [`comprehension`] comprehensions over ranges and literal displays.
+//!   [`comprehension`] comprehensions over ranges and literal displays; [`constant`] calls
+//!   of local functions on known values.
 //!
 //! v2 also adds obligations v1 never checked: a name a statement evaluates must be bound by
 //! then (an annotation naming a class defined later raises `NameError` at import). A
@@ -38,6 +39,7 @@
 pub mod calls;
 pub mod class;
 pub mod comprehension;
+pub mod constant;
 pub mod decorators;
 pub mod displays;
 pub mod env;
@@ -265,6 +267,8 @@ pub fn prove<'p>(
     }
     let mut exports = prover.env.definite();
     prover.settle_markers(&mut exports);
+    // Inside a package, importers may call its pure functions ([`pure::Foreign`]).
+    pure::lend_functions(&prover, &mut exports);
     // An importer calls these classes after this module has run: with its final globals.
     instances::settle_exports(&mut exports, prover.env.shadows("super"));
     V2Statements {

@@ -16,6 +16,15 @@
 //!   a function object's setters accept any str).
 //!   Calls nest at most [`MAX_DEPTH`] deep: recursion is never proved (it would raise
 //!   `RecursionError` or loop).
+//! * **On known values** ([`super::constant`]): a call whose arguments v2 knows exactly runs
+//!   the body as CPython does (`assert`, `if`, `len`, `str`, `map(str, ...)`, `join`, ...).
+//! * **Pure functions of a proved sibling module** ([`Foreign`]): `from .i18n import
+//!   _ngettext_noop as NS_; NS_("a", "b")`. An importer outside the sibling's import cycle
+//!   runs after the sibling finished its top level, and no proved module stores into another
+//!   one, so the function's globals when it is called are the sibling's environment at its
+//!   end: the body is proved there, with the arguments evaluated at the call site. The
+//!   sibling's proof carries a copy of the functions whose body holds only statements v2
+//!   proves in a function (a handful per module), with one copy of that environment.
 //! * **Instances of classes whose instantiation v2 proved** ([`super::instances`]): `C()` of a
 //!   class that runs only `object`'s `__new__`/`__init__`, `C(a, b=...)` of a `NamedTuple`
 //!   or of a class whose `__init__` only stores parameters and literals into `self`; the class
@@ -23,22 +32,31 @@
 //!   without `__hash__`, so it counts as a value of unknown hashability.
 //! * **`chr(i)`** with an int literal in `range(0x110000)` (`ValueError` otherwise), or a
 //!   comprehension's loop variable over such a range ([`super::comprehension`]).
+//! * **`b ** e`** with `b` an int literal and `e` an int literal in `0..=`[`MAX_EXPONENT`] or a
+//!   comprehension's loop variable over a display of such literals: an int of bounded size
+//!   (a negative exponent makes a float, or raises `ZeroDivisionError` for `0`; an unknown one
+//!   may exhaust memory).
 
 use std::cell::{Cell, RefCell};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
+use std::sync::Arc;
 
 use ruff_python_ast::{self as ast, Expr, Number, Stmt};
 use ruff_text_size::{Ranged, TextRange};
 
-use super::env::{Kind, Mark, Meaning};
+use super::env::{Env, Kind, Mark, Meaning};
 use super::instances::Init;
+use super::package::Exports;
 use super::{Prover, Unproved, Why};
 
 type Proof<T> = Result<T, Unproved>;
 
 /// Pure-function calls evaluated inside one another at most this deep.
 pub const MAX_DEPTH: u8 = 4;
+
+/// The largest exponent of `b ** e` v2 evaluates.
+pub const MAX_EXPONENT: u64 = 1024;
 
 /// The module's local functions v2 can call (shared with nested provers).
 #[derive(Debug, Clone, Default)]
@@ -53,6 +71,9 @@ pub struct Local<'p> {
     /// Loop variables of the comprehension being proved that are code points
     /// ([`super::comprehension`]): `chr(x)` of them cannot fail.
     code_points: Vec<String>,
+    /// Loop variables of the comprehension being proved whose items are int literals in
+    /// `0..=MAX_EXPONENT`: `10 ** x` of them is a bounded int.
+    exponents: Vec<String>,
 }
 
 impl<'p> Local<'p> {
@@ -69,6 +90,113 @@ impl<'p> Local<'p> {
         let mut local = self.clone();
         local.code_points.push(name.to_string());
         local
+    }
+
+    /// The same, with `name` a small exponent.
+    pub fn with_exponent(&self, name: &str) -> Local<'p> {
+        let mut local = self.clone();
+        local.exponents.push(name.to_string());
+        local
+    }
+
+    /// The same functions, as a called function's body sees them: the comprehension's loop
+    /// variables are not its names (a local of the same name may hold anything).
+    fn in_call(&self) -> Local<'p> {
+        Local {
+            code_points: Vec::new(),
+            exponents: Vec::new(),
+            in_class: false,
+            ..self.clone()
+        }
+    }
+}
+
+/// A pure function of another module of the package ([`Meaning::Foreign`]): the function in
+/// its home module, compared by identity.
+#[derive(Clone)]
+pub struct Foreign {
+    home: Arc<Home>,
+    def: TextRange,
+}
+
+/// What a proved module lends its importers to call its pure functions: its name, its
+/// environment at the end of its top level, and copies of the functions.
+struct Home {
+    module: String,
+    env: Env,
+    future_annotations: bool,
+    imported_modules: HashSet<String>,
+    defs: HashMap<TextRange, ast::StmtFunctionDef>,
+}
+
+impl PartialEq for Foreign {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.home, &other.home) && self.def == other.def
+    }
+}
+
+impl Eq for Foreign {}
+
+impl std::fmt::Debug for Foreign {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Foreign({}, {:?})", self.home.module, self.def)
+    }
+}
+
+/// Statements a called function's body may hold for v2 to prove it (the others refuse it
+/// at once, so only these functions are lent to importers).
+fn provable_body(body: &[Stmt]) -> bool {
+    body.iter().all(|stmt| {
+        matches!(
+            stmt,
+            Stmt::Assign(_)
+                | Stmt::AnnAssign(_)
+                | Stmt::Expr(_)
+                | Stmt::Pass(_)
+                | Stmt::FunctionDef(_)
+                | Stmt::Return(_)
+        )
+    })
+}
+
+/// The exports of a module proved inside a package: its pure functions whose bodies v2 can
+/// prove become [`Meaning::Foreign`] (they were plain functions to the importers).
+pub fn lend_functions(prover: &Prover, exports: &mut Exports) {
+    if prover.package.is_none() {
+        return;
+    }
+    let bodies = prover.local.bodies.borrow();
+    let lent: Vec<(&str, TextRange)> = prover
+        .env
+        .pure_functions()
+        .filter(|(name, def)| {
+            exports.contains_key(*name)
+                && bodies
+                    .get(def)
+                    .and_then(|d| callable_body(d))
+                    .is_some_and(provable_body)
+        })
+        .collect();
+    if lent.is_empty() {
+        return;
+    }
+    let home = Arc::new(Home {
+        module: prover.module.to_string(),
+        env: prover.env.clone(),
+        future_annotations: prover.future_annotations,
+        imported_modules: prover.imported_modules.clone(),
+        defs: lent
+            .iter()
+            .filter_map(|(_, def)| bodies.get(def).map(|d| (*def, (*d).clone())))
+            .collect(),
+    });
+    for (name, def) in lent {
+        if let Some(export) = exports.get_mut(name) {
+            export.meaning = Meaning::Foreign(Foreign {
+                home: home.clone(),
+                def,
+            });
+        }
     }
 }
 
@@ -116,19 +244,63 @@ impl<'p> Prover<'p> {
                 let Some(def) = def else {
                     return fail(Why::NotAllowlisted);
                 };
+                // On known arguments, run the body exactly ([`super::constant`]).
+                if let Some(body) = callable_body(def)
+                    && let Some(value) = self.evaluate_call(call, def, body)
+                {
+                    return Some(Ok(value.meaning()));
+                }
                 let depth = self.local.depth.get();
                 if depth >= MAX_DEPTH {
                     return fail(Why::NotAllowlisted);
                 }
                 self.local.depth.set(depth + 1);
-                let meaning = self.run_local(call, def);
+                let meaning = self.run_local(call, def, self);
                 self.local.depth.set(depth);
                 // A failure names the part of the function's body at fault.
                 Some(meaning)
             }
+            Meaning::Foreign(foreign) => Some(self.foreign_call(call, foreign)),
             Meaning::Class(info) => Some(self.instance(call, info.init)),
             _ => None,
         }
+    }
+
+    /// A call of a sibling's pure function: its body proved in the sibling's globals. A
+    /// failure inside the body is reported at the call (the body is another file's).
+    fn foreign_call(&self, call: &ast::ExprCall, foreign: &Foreign) -> Proof<Meaning> {
+        let fail = || Err(Unproved::at(call.range(), Why::NotAllowlisted));
+        let home = &foreign.home;
+        let Some(def) = home.defs.get(&foreign.def) else {
+            return fail();
+        };
+        let depth = self.local.depth.get();
+        if depth >= MAX_DEPTH {
+            return fail();
+        }
+        let bodies: HashMap<TextRange, &ast::StmtFunctionDef> =
+            home.defs.iter().map(|(range, def)| (*range, def)).collect();
+        let prover = Prover {
+            env: home.env.clone(),
+            future_annotations: home.future_annotations,
+            imported_modules: home.imported_modules.clone(),
+            excused_imports: Default::default(),
+            handled_imports: Default::default(),
+            module: &home.module,
+            package: self.package,
+            local: Local {
+                bodies: Rc::new(RefCell::new(bodies)),
+                depth: self.local.depth.clone(),
+                ..Local::default()
+            },
+            import_guarded: false,
+            // The home's marker decorators are not lent (a marker there is refused here).
+            markers: Default::default(),
+        };
+        self.local.depth.set(depth + 1);
+        let meaning = self.run_local(call, def, &prover);
+        self.local.depth.set(depth);
+        meaning.map_err(|unproved| Unproved::at(call.range(), unproved.why))
     }
 
     /// `C(...)` of a class whose instantiation v2 proved ([`Init`]): the arguments must fit
@@ -160,9 +332,15 @@ impl<'p> Prover<'p> {
         Ok(Meaning::Value(Kind::Other))
     }
 
-    /// Bind the call's arguments to the parameters of `def` and prove its body in the globals
-    /// of the call site; the meaning of what it returns.
-    fn run_local(&self, call: &ast::ExprCall, def: &'p ast::StmtFunctionDef) -> Proof<Meaning> {
+    /// Bind the call's arguments (evaluated here) to the parameters of `def` and prove its
+    /// body in the globals of `home` (this call site, or a sibling's end); the meaning of what
+    /// it returns.
+    fn run_local<'h>(
+        &self,
+        call: &ast::ExprCall,
+        def: &'h ast::StmtFunctionDef,
+        home: &Prover<'h>,
+    ) -> Proof<Meaning> {
         let fail = |why| Err(Unproved::at(call.range(), why));
         let Some(body) = callable_body(def) else {
             return fail(Why::NotAllowlisted);
@@ -215,7 +393,7 @@ impl<'p> Prover<'p> {
             }
         }
         // The call's locals: every name the body binds is unbound until it is assigned.
-        let mut inner = self.nested(self.local.clone());
+        let mut inner = home.nested(home.local.in_call());
         let mut locals = Vec::new();
         super::stmt::collect_bound(body, &mut locals);
         for name in locals {
@@ -265,6 +443,29 @@ impl<'p> Prover<'p> {
                 Ok(())
             }
             _ => Err(Unproved::at(stmt.range(), Why::Statement)),
+        }
+    }
+
+    /// `b ** e`: an int literal to the power of a small exponent ([`MAX_EXPONENT`]).
+    pub fn power(&self, b: &ast::ExprBinOp) -> Proof<Meaning> {
+        let int_literal = |e: &Expr| match e {
+            Expr::NumberLiteral(n) => match &n.value {
+                Number::Int(i) => i.as_u64(),
+                _ => None,
+            },
+            _ => None,
+        };
+        let exponent = match b.right.as_ref() {
+            Expr::Name(n) => {
+                self.local.exponents.iter().any(|e| e == n.id.as_str())
+                    && self.env.lookup(n.id.as_str()) == Some(Meaning::Value(Kind::Int))
+            }
+            e => int_literal(e).is_some_and(|e| e <= MAX_EXPONENT),
+        };
+        if int_literal(&b.left).is_some() && exponent {
+            Ok(Meaning::Value(Kind::Int))
+        } else {
+            Err(Unproved::at(b.range(), Why::Expression))
         }
     }
 

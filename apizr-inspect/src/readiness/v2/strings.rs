@@ -165,6 +165,10 @@ impl Prover<'_> {
         if let Some(fixed) = super::fixed::fixed(value, self) {
             self.env.mark(name, super::env::Mark::Fixed(fixed));
         }
+        // `__version_info__ = (3, 6, 0, "final", 0)`: its exact value ([`super::constant`]).
+        if let Some(constant) = super::constant::Value::of_literal(value) {
+            self.env.bind_constant(name, constant);
+        }
         if let Expr::List(list) = value
             && list.elts.iter().all(|e| self.is_hashable_element(e))
         {

@@ -255,7 +255,12 @@ impl Prover<'_> {
                     return Some(fail);
                 };
                 let callable = match self.value(function) {
-                    Ok(Meaning::Function | Meaning::Pure(_) | Meaning::Class(_)) => true,
+                    Ok(
+                        Meaning::Function
+                        | Meaning::Pure(_)
+                        | Meaning::Foreign(_)
+                        | Meaning::Class(_),
+                    ) => true,
                     Ok(Meaning::Qualified(q)) => q.starts_with("builtins."),
                     _ => false,
                 };

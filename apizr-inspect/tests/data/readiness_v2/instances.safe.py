@@ -29,10 +29,21 @@ class Marker:
     pass
 
 
+class Weekday:
+    """dateutil's `weekday`: stores only into its slots."""
+
+    __slots__ = ["weekday", "n"]
+
+    def __init__(self, weekday, n=None):
+        self.weekday = weekday
+        self.n = n
+
+
 ITEMS = [Item("a+", "double", "strong,em"), Item(pattern="b", builder="single")]
 codes = LookupDict(name="status_codes")
 ORIGIN = Point(0, label="origin")
 MARK = Marker()
+MONDAY = Weekday(0)
 
 
 class Processor:
