@@ -127,13 +127,67 @@ pub fn inspect_bytes_in_index(
     package: Option<&readiness::v2::package::PackageContext>,
     index: Option<&package::PackageIndex>,
 ) -> Result<(Outcome, ParsedModule), InspectError> {
-    inspect_bytes_reusing(bytes, kind, module, options, (package, index), None)
+    inspect_bytes_reusing(
+        bytes,
+        kind,
+        module,
+        options,
+        (package, index),
+        Earlier::Nothing,
+    )
 }
 
-/// [`inspect_bytes_in_index`], given the module's parse when an earlier step made it
-/// ([`package::PackageIndex::parse`]: the same decoding, budgets and parser). It is used only
-/// when it is the parse of exactly this text under this name; otherwise the text is parsed
-/// here, so the outcome is the same either way.
+/// What an earlier step computed for a module, handed to the next inspection of it.
+pub(crate) enum Earlier {
+    Nothing,
+    /// The module's parse ([`package::PackageIndex::parse`]: the same decoding, budgets and
+    /// parser).
+    Parsed(ParsedModule),
+    /// Everything an inspection computes before readiness ([`Built`]).
+    Built(Box<Built>),
+}
+
+/// The part of a Python module's inspection that its readiness context cannot change: the
+/// parse, the IR and its digest. Readiness v2 assesses some modules of a directory twice (the
+/// second time with every closure known, [`project`]); the second assessment starts from this
+/// instead of reading, parsing and building again. It is only used for exactly the bytes and
+/// module name it was built from (the IR is a function of them), so the outcome is the same
+/// either way.
+pub(crate) struct Built {
+    parsed: ParsedModule,
+    ir: apizr_ir::CapabilityIr,
+    ir_digest: Digest,
+    /// The source bytes it was built from.
+    bytes: Vec<u8>,
+}
+
+impl Built {
+    /// What a successful inspection of a Python module leaves to reuse (its outcome is given
+    /// up: the IR moves here). An unparse refusal the explanation recorded after the last
+    /// check is dropped: a fresh parse has none, and the next assessment records its own.
+    pub(crate) fn of(outcome: Outcome, parsed: ParsedModule) -> Option<Box<Self>> {
+        let _ = parsed.take_unparse_error();
+        let Outcome {
+            inspection,
+            executable,
+            cells,
+            ..
+        } = outcome;
+        let python = inspection.capability_ir.source.kind == apizr_ir::SourceKind::Python;
+        (python && cells.is_empty()).then(|| {
+            Box::new(Built {
+                parsed,
+                ir: inspection.capability_ir,
+                ir_digest: inspection.ir_digest,
+                bytes: executable,
+            })
+        })
+    }
+}
+
+/// [`inspect_bytes_in_index`], given what an earlier step computed for the module. It is used
+/// only when it is of exactly these bytes (a parse: this text) under this name; otherwise the
+/// text is parsed here, so the outcome is the same either way.
 fn inspect_bytes_reusing(
     bytes: &[u8],
     kind: SourceKind,
@@ -143,7 +197,7 @@ fn inspect_bytes_reusing(
         Option<&readiness::v2::package::PackageContext>,
         Option<&package::PackageIndex>,
     ),
-    parsed_before: Option<ParsedModule>,
+    earlier: Earlier,
 ) -> Result<(Outcome, ParsedModule), InspectError> {
     let module = source::validate_module_name(module)?;
     if bytes.len() as u64 > source::MAX_SOURCE_BYTES {
@@ -152,6 +206,35 @@ fn inspect_bytes_reusing(
             limit: source::MAX_SOURCE_BYTES,
         });
     }
+    let parsed_before = match earlier {
+        Earlier::Built(built)
+            if kind == SourceKind::Python
+                && built.parsed.module == module
+                && built.bytes == bytes =>
+        {
+            let Built {
+                parsed,
+                ir,
+                ir_digest,
+                bytes,
+            } = *built;
+            let prepared = Prepared {
+                ir,
+                ir_digest,
+                notes: Vec::new(),
+                executable: bytes,
+                cells: Vec::new(),
+            };
+            // The facts are a function of the parse alone: collected again, not kept.
+            let facts = facts::ModuleFacts::collect(&parsed);
+            let outcome = assess_prepared(&parsed, &facts, prepared, options, (package, index))?;
+            drop(facts);
+            return Ok((outcome, parsed));
+        }
+        Earlier::Built(built) => Some(built.parsed),
+        Earlier::Parsed(parsed) => Some(parsed),
+        Earlier::Nothing => None,
+    };
     let mut notes = Vec::new();
     let mut cells = Vec::new();
     let (text, transformed_digest, executable) = match kind {
@@ -198,9 +281,49 @@ fn inspect_bytes_reusing(
     }
     reject_duplicate_parameters(&ir)?;
     let ir_digest = Digest::sha256(&ir.canonical_bytes()?);
+    let prepared = Prepared {
+        ir,
+        ir_digest,
+        notes,
+        executable,
+        cells,
+    };
+    let outcome = assess_prepared(&parsed, &facts, prepared, options, (package, index))?;
+    drop(facts);
+    Ok((outcome, parsed))
+}
+
+/// A module's IR and what goes with it into the outcome: what readiness and the explanation
+/// are computed from, with the module's parse and facts.
+struct Prepared {
+    ir: apizr_ir::CapabilityIr,
+    ir_digest: Digest,
+    notes: Vec<Note>,
+    executable: Vec<u8>,
+    cells: Vec<notebook::CellLines>,
+}
+
+/// The outcome of a prepared module: its readiness report (and explanation).
+fn assess_prepared(
+    parsed: &ParsedModule,
+    facts: &facts::ModuleFacts,
+    prepared: Prepared,
+    options: InspectOptions,
+    (package, index): (
+        Option<&readiness::v2::package::PackageContext>,
+        Option<&package::PackageIndex>,
+    ),
+) -> Result<Outcome, InspectError> {
+    let Prepared {
+        ir,
+        ir_digest,
+        notes,
+        executable,
+        cells,
+    } = prepared;
     let (readiness, package_outcome) = readiness::assess_in_index(
-        &parsed,
-        &facts,
+        parsed,
+        facts,
         &ir,
         ir_digest.clone(),
         options.readiness,
@@ -217,14 +340,13 @@ fn inspect_bytes_reusing(
             digest: &readiness_digest,
             cells: &cells,
         };
-        explain::explain_in_index(&parsed, &facts, &ir, report, package, index)
+        explain::explain_in_index(parsed, facts, &ir, report, package, index)
     });
-    drop(facts);
     debug_assert!(
         ir.schema_version == CAPABILITY_SCHEMA
             || options.readiness == apizr_ir::ReadinessPolicy::V2
     );
-    let outcome = Outcome {
+    Ok(Outcome {
         inspection: Inspection {
             capability_ir: ir,
             ir_digest,
@@ -237,8 +359,7 @@ fn inspect_bytes_reusing(
         cells,
         explanation,
         package: package_outcome,
-    };
-    Ok((outcome, parsed))
+    })
 }
 
 /// The reference's IR model refuses a signature that repeats a parameter name (CPython's parser
@@ -284,31 +405,27 @@ pub fn inspect_path_in_package(
     options: InspectOptions,
     package: Option<&readiness::v2::package::PackageContext>,
 ) -> Result<Outcome, InspectError> {
-    inspect_path_parsed(path, module, options, package, None)
+    inspect_path_parsed(path, module, options, package, Earlier::Nothing)
+        .map(|(outcome, _)| outcome)
 }
 
-/// [`inspect_path_in_package`] with the module's earlier parse ([`inspect_bytes_reusing`]).
+/// [`inspect_path_in_package`] with what an earlier step computed for the module
+/// ([`inspect_bytes_reusing`]); also returns the parse.
 pub(crate) fn inspect_path_parsed(
     path: &std::path::Path,
     module: Option<&str>,
     options: InspectOptions,
     package: Option<&readiness::v2::package::PackageContext>,
-    parsed_before: Option<ParsedModule>,
-) -> Result<Outcome, InspectError> {
+    earlier: Earlier,
+) -> Result<(Outcome, ParsedModule), InspectError> {
     let (bytes, kind) = source::read_source(path)?;
     // The reference treats an empty `--module-name ''` like an absent one: use the file stem.
     let (module, defaulted) = match module {
         Some(name) if !name.is_empty() => (name.to_string(), false),
         _ => (source::default_module_name(path)?, true),
     };
-    let (mut outcome, _) = inspect_bytes_reusing(
-        &bytes,
-        kind,
-        &module,
-        options,
-        (package, None),
-        parsed_before,
-    )?;
+    let (mut outcome, parsed) =
+        inspect_bytes_reusing(&bytes, kind, &module, options, (package, None), earlier)?;
     if defaulted
         && module == "__init__"
         && let Some(package) = source::package_name(path)
@@ -324,5 +441,5 @@ pub(crate) fn inspect_path_parsed(
             ),
         });
     }
-    Ok(outcome)
+    Ok((outcome, parsed))
 }

@@ -283,8 +283,9 @@ pub fn inspect_dir_with_wheels(
         let declared = crate::package::declared_dependencies(root);
         let inspect = |found: &walk::Found,
                        ctx: Option<&crate::readiness::v2::package::PackageContext>,
-                       parsed: Option<crate::ParsedModule>| {
-            inspect_found_in(found.clone(), options, ctx, parsed)
+                       earlier: crate::Earlier,
+                       keep: Option<&packaged::Keep>| {
+            inspect_found_in(found.clone(), options, ctx, earlier, keep)
         };
         let modules = pool.install(|| {
             let all = |_: &walk::Found| true;
@@ -341,18 +342,23 @@ fn finish(mut modules: Vec<ModuleEntry>) -> ProjectInspection {
 }
 
 fn inspect_found(found: walk::Found, options: &ProjectOptions) -> ModuleEntry {
-    inspect_found_in(found, options, None, None).0
+    inspect_found_in(found, options, None, crate::Earlier::Nothing, None).0
 }
 
-/// [`inspect_found`] with readiness v2's view of the package (and what it learned).
+/// [`inspect_found`] with readiness v2's view of the package (and what it learned), given what
+/// an earlier step computed for the module. With `keep`, what this inspection built is
+/// returned for a later one when v2's verdict assumed something about other modules (the
+/// second pass may assess it again, [`packaged`]) and `keep` has room for it.
 fn inspect_found_in(
     found: walk::Found,
     options: &ProjectOptions,
     package: Option<&crate::readiness::v2::package::PackageContext>,
-    parsed_before: Option<crate::ParsedModule>,
+    earlier: crate::Earlier,
+    keep: Option<&packaged::Keep>,
 ) -> (
     ModuleEntry,
     Option<crate::readiness::v2::package::PackageOutcome>,
+    Option<Box<crate::Built>>,
 ) {
     let walk::Found {
         path,
@@ -367,7 +373,7 @@ fn inspect_found_in(
             result: Err(error),
             notes: Vec::new(),
         };
-        (entry, None)
+        (entry, None, None)
     };
     if let Some(error) = problem {
         return failed(error, module);
@@ -387,7 +393,7 @@ fn inspect_found_in(
     // A bug in one stage must not take the other files down with it: the panic becomes this
     // entry's error (the process-wide panic hook still reports it).
     let inspected = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        crate::inspect_path_parsed(&path, Some(&name), options.inspect, package, parsed_before)
+        crate::inspect_path_parsed(&path, Some(&name), options.inspect, package, earlier)
     }));
     let Ok(inspected) = inspected else {
         let error = ModuleError {
@@ -398,15 +404,25 @@ fn inspect_found_in(
         return failed(error, Some(name));
     };
     match inspected {
-        Ok(mut outcome) => match report_of(&mut outcome, options.keep_envelopes) {
+        Ok((mut outcome, parsed)) => match report_of(&mut outcome, options.keep_envelopes) {
             Ok(report) => {
+                let learned = outcome.package.take();
                 let entry = ModuleEntry {
                     path: rel,
                     module: Some(outcome.inspection.capability_ir.source.module.clone()),
                     result: Ok(report),
-                    notes: outcome.notes,
+                    notes: std::mem::take(&mut outcome.notes),
                 };
-                (entry, outcome.package)
+                let assumed = learned
+                    .as_ref()
+                    .is_some_and(|l| !l.assumed.is_empty() || !l.missing.is_empty());
+                let built = match keep {
+                    Some(keep) if assumed && keep.reserve(parsed.text.len()) => {
+                        crate::Built::of(outcome, parsed)
+                    }
+                    _ => None,
+                };
+                (entry, learned, built)
             }
             Err(error) => failed(ModuleError::from_inspect(&error), Some(name)),
         },

@@ -22,25 +22,42 @@ use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+use memchr::memmem;
 use rayon::prelude::*;
 
 use super::Progress;
 use super::walk::Found;
-use crate::ParsedModule;
 use crate::package::{ImportTime, PackageIndex, ResolvedImport};
 use crate::readiness::v2::package::{Exports, PackageContext, PackageOutcome, local_target};
+use crate::{Built, Earlier, ParsedModule};
 
-/// Inspects one entry with a package context (and the module's parse, when the graph step
-/// kept it): what is kept of it, and what v2 learned.
-pub(super) type Inspect<'f, T> = dyn Fn(&Found, Option<&PackageContext>, Option<ParsedModule>) -> (T, Option<PackageOutcome>)
-    + Sync
-    + 'f;
+/// Inspects one entry with a package context, given what an earlier step computed for it
+/// (the graph step's parse, the first pass's [`Built`]): what is kept of it, what v2 learned
+/// and, with a [`Keep`] that has room, what the second pass may reuse.
+pub(super) type Inspect<'f, T> =
+    dyn Fn(&Found, Option<&PackageContext>, Earlier, Option<&Keep>) -> Inspected<T> + Sync + 'f;
+
+/// What [`Inspect`] returns.
+pub(super) type Inspected<T> = (T, Option<PackageOutcome>, Option<Box<Built>>);
 
 /// The graph step parses a module to read its imports; the first pass inspects it again.
 /// Parses are kept for it while their texts total at most this many bytes (parsing is most
 /// of what inspecting a module costs; past the budget a module is parsed twice rather than
-/// holding the trees of a huge directory in memory).
+/// holding the trees of a huge directory in memory). The first pass's work on modules the
+/// second pass may assess again is kept under a budget of the same size ([`Keep`]).
 const KEPT_PARSES_BYTES: usize = 64 << 20;
+
+/// Room for what the first pass built of modules whose verdict assumed something about other
+/// modules (the second pass assesses them again unless the assumption holds): their texts
+/// total at most [`KEPT_PARSES_BYTES`]. Past it, the second pass reads and parses again.
+pub(super) struct Keep(AtomicUsize);
+
+impl Keep {
+    /// Reserves room for one module of `bytes` of text; false when there is none.
+    pub(super) fn reserve(&self, bytes: usize) -> bool {
+        self.0.fetch_add(bytes, Ordering::Relaxed) + bytes <= KEPT_PARSES_BYTES
+    }
+}
 
 /// Which entries the second pass assesses (and the result holds).
 pub(super) type Wanted<'f> = dyn Fn(&Found) -> bool + Sync + 'f;
@@ -98,9 +115,10 @@ pub(super) fn inspect_all<T: Send>(
     }
     // Each kept parse is used once, by the module's first-pass inspection.
     let take = |module: Option<&String>| {
-        let slot = kept.get(module?.as_str())?;
-        slot.lock().ok()?.take()
+        let parsed = (|| kept.get(module?.as_str())?.lock().ok()?.take())();
+        parsed.map_or(Earlier::Nothing, Earlier::Parsed)
     };
+    let keep = Keep(AtomicUsize::new(0));
     let graph = Graph::new(index, &names, &imports);
     let by_module: HashMap<&str, usize> = module_of
         .iter()
@@ -113,6 +131,7 @@ pub(super) fn inspect_all<T: Send>(
     let mut own_proved: HashSet<String> = HashSet::new();
     let mut not_proved: HashSet<&str> = HashSet::new();
     let mut first: Vec<Option<T>> = found.iter().map(|_| None).collect();
+    let mut built: Vec<Option<Box<Built>>> = found.iter().map(|_| None).collect();
     let mut assumptions: HashMap<usize, (BTreeSet<String>, BTreeSet<String>)> = HashMap::new();
     for level in graph.levels(&names) {
         let ctx = PackageContext {
@@ -124,16 +143,17 @@ pub(super) fn inspect_all<T: Send>(
             declared,
             provides,
         };
-        let results: Vec<(usize, T, Option<PackageOutcome>)> = level
+        let results: Vec<(usize, Inspected<T>)> = level
             .par_iter()
             .filter_map(|m| by_module.get(m).copied())
             .map(|i| {
-                let (entry, outcome) = inspect(&found[i], Some(&ctx), take(module_of[i].as_ref()));
-                (i, entry, outcome)
+                let earlier = take(module_of[i].as_ref());
+                (i, inspect(&found[i], Some(&ctx), earlier, Some(&keep)))
             })
             .collect();
         exports = ctx.exports;
-        for (i, entry, outcome) in results {
+        for (i, (entry, outcome, kept)) in results {
+            built[i] = kept;
             if let (Some(module), Some(outcome)) = (&module_of[i], outcome) {
                 if outcome.own_proved {
                     own_proved.insert(module.clone());
@@ -178,13 +198,15 @@ pub(super) fn inspect_all<T: Send>(
     };
     first
         .into_par_iter()
+        .zip(built)
         .enumerate()
         .filter(|(i, _)| wanted(&found[*i]))
-        .map(|(i, first)| {
+        .map(|(i, (first, built))| {
+            let earlier = built.map_or(Earlier::Nothing, Earlier::Built);
             let entry = match (&module_of[i], first) {
                 (Some(_), Some(first)) if stands(i) => first,
-                (Some(_), _) => inspect(&found[i], Some(&ctx), None).0,
-                (None, _) => inspect(&found[i], None, None).0,
+                (Some(_), _) => inspect(&found[i], Some(&ctx), earlier, None).0,
+                (None, _) => inspect(&found[i], None, Earlier::Nothing, None).0,
             };
             finish(entry)
         })
@@ -416,7 +438,9 @@ fn local_tops<'a>(names: &[&'a str]) -> BTreeSet<&'a str> {
 /// (`from` followed by a dot) or names a local top-level module as a whole word on a line
 /// holding `import` (or on the lines a backslash continues it to), so a file whose bytes hold
 /// neither has none. Parsing is the expensive part; the first pass parses every module anyway,
-/// with every import resolved, so this only decides which files the graph is built from.
+/// with every import resolved, so this only decides which files the graph is built from. The
+/// scans jump between occurrences of `from` and `import` (`memchr::memmem`), so the cost is
+/// in the lines that hold them, not in every byte of every file.
 fn may_import_locally(index: &PackageIndex, module: &str, tops: &BTreeSet<&str>) -> bool {
     let Some(path) = index.module_path(module) else {
         return false;
@@ -425,22 +449,36 @@ fn may_import_locally(index: &PackageIndex, module: &str, tops: &BTreeSet<&str>)
         // Unreadable: let the parse report it.
         return true;
     };
-    if relative_from(&bytes) {
-        return true;
-    }
-    let mut continued = false;
-    for line in bytes.split(|b| *b == b'\n') {
-        if (continued || contains(line, b"import")) && tops.iter().any(|t| has_word(line, t)) {
-            return true;
-        }
-        continued =
-            (continued || contains(line, b"import")) && line.trim_ascii_end().ends_with(b"\\");
-    }
-    false
+    relative_from(&bytes) || names_a_top(&bytes, tops)
 }
 
-fn contains(haystack: &[u8], needle: &[u8]) -> bool {
-    haystack.windows(needle.len()).any(|w| w == needle)
+/// Some line holding `import`, or a line a backslash continues such a line to, names one of
+/// `tops` as a whole word.
+fn names_a_top(bytes: &[u8], tops: &BTreeSet<&str>) -> bool {
+    if tops.is_empty() {
+        return false;
+    }
+    let mut from = 0;
+    while let Some(found) = bytes
+        .get(from..)
+        .and_then(|rest| memmem::find(rest, b"import"))
+    {
+        let at = from + found;
+        let mut start = memchr::memrchr(b'\n', &bytes[..at]).map_or(0, |i| i + 1);
+        loop {
+            let end = memchr::memchr(b'\n', &bytes[start..]).map_or(bytes.len(), |i| start + i);
+            let line = &bytes[start..end];
+            if tops.iter().any(|t| has_word(line, t)) {
+                return true;
+            }
+            if end >= bytes.len() || !line.trim_ascii_end().ends_with(b"\\") {
+                from = end;
+                break;
+            }
+            start = end + 1;
+        }
+    }
+    false
 }
 
 /// `word` occurs in `line` between non-identifier bytes.
@@ -448,21 +486,19 @@ fn has_word(line: &[u8], word: &str) -> bool {
     let word = word.as_bytes();
     let ident =
         |b: Option<&u8>| b.is_some_and(|b| b.is_ascii_alphanumeric() || *b == b'_' || *b >= 0x80);
-    line.windows(word.len()).enumerate().any(|(i, w)| {
-        w == word
-            && !ident(i.checked_sub(1).and_then(|j| line.get(j)))
-            && !ident(line.get(i + word.len()))
+    memmem::find_iter(line, word).any(|i| {
+        !ident(i.checked_sub(1).and_then(|j| line.get(j))) && !ident(line.get(i + word.len()))
     })
 }
 
-/// `from` followed (after blanks or line continuations) by `.`.
+/// `from` followed (after blanks or line continuations) by `.`. (`from` cannot overlap itself,
+/// so the non-overlapping occurrences `find_iter` gives are all of them.)
 fn relative_from(bytes: &[u8]) -> bool {
-    bytes.windows(4).enumerate().any(|(i, w)| {
-        w == b"from"
-            && bytes.get(i + 4..).and_then(|rest| {
-                rest.iter()
-                    .find(|b| !matches!(b, b' ' | b'\t' | b'\\' | b'\r' | b'\n'))
-            }) == Some(&b'.')
+    memmem::find_iter(bytes, b"from").any(|i| {
+        bytes.get(i + 4..).and_then(|rest| {
+            rest.iter()
+                .find(|b| !matches!(b, b' ' | b'\t' | b'\\' | b'\r' | b'\n'))
+        }) == Some(&b'.')
     })
 }
 
@@ -478,5 +514,16 @@ mod tests {
         assert!(has_word(b"import os, test", "test"));
         assert!(!has_word(b"import unittest", "test"));
         assert!(!has_word(b"import test_x", "test"));
+        assert!(has_word(b"import test_x, test", "test"));
+        let tops: BTreeSet<&str> = ["shop"].into_iter().collect();
+        assert!(names_a_top(b"x = 1\nimport os, shop\n", &tops));
+        assert!(names_a_top(
+            b"from os import (path,\\\n  sep) ; import \\\r\n shop\n",
+            &tops
+        ));
+        assert!(!names_a_top(b"import os\nshop = 1\n", &tops));
+        assert!(!names_a_top(b"import os  \\\n\nshop = 1", &tops));
+        assert!(!names_a_top(b"import shops, workshop\n", &tops));
+        assert!(!names_a_top(b"import os\\", &tops));
     }
 }

@@ -20,7 +20,7 @@ use std::path::Path;
 use super::walk::{self, Found};
 use super::{Progress, ProjectOptions, inspect_found_in, inspect_pool, packaged};
 use crate::package::PackageIndex;
-use crate::readiness::v2::package::{PackageContext, PackageOutcome};
+use crate::readiness::v2::package::PackageContext;
 use crate::{InspectError, InspectOptions, Outcome, ParsedModule};
 
 type Inspected = Result<(Outcome, ParsedModule), InspectError>;
@@ -57,13 +57,19 @@ pub fn inspect_modules_in_dir(
         keep_envelopes: false,
     };
     // A chosen module: its bytes inspected in full; any other: only what v2 learned of it.
+    // Only chosen modules are assessed twice, from the caller's bytes: nothing is kept.
     let inspect = |f: &Found,
                    ctx: Option<&PackageContext>,
-                   parsed: Option<crate::ParsedModule>|
-     -> (Option<(usize, Inspected)>, Option<PackageOutcome>) {
+                   earlier: crate::Earlier,
+                   _: Option<&packaged::Keep>|
+     -> packaged::Inspected<Option<(usize, Inspected)>> {
         // A chosen module's bytes are the caller's: the parse of the file is not used for it.
         let Some(i) = chosen(f) else {
-            return (None, inspect_found_in(f.clone(), &project, ctx, parsed).1);
+            return (
+                None,
+                inspect_found_in(f.clone(), &project, ctx, earlier, None).1,
+                None,
+            );
         };
         let (module, bytes) = modules[i];
         let inspected = crate::inspect_bytes_in_index(
@@ -78,7 +84,7 @@ pub fn inspect_modules_in_dir(
             .as_ref()
             .ok()
             .and_then(|(outcome, _)| outcome.package.clone());
-        (Some((i, inspected)), learned)
+        (Some((i, inspected)), learned, None)
     };
     let declared = crate::package::declared_dependencies(root);
     let wanted = |f: &Found| chosen(f).is_some();
