@@ -600,6 +600,33 @@ const CASES: &[Case] = &[
         Raises("AssertionError"),
         "assert len(v)",
     ),
+    // The module's own decorator factory (Markdown's `deprecated`) and decorator: the closure
+    // the factory returns is called with the function and returns one; a closure that
+    // computes with the function raises.
+    (
+        "import functools, warnings",
+        "def deprecated(message):\n    def wrapper(func):\n        @functools.wraps(func)\n        def deprecated_func(*args, **kwargs):\n            warnings.warn(message, DeprecationWarning)\n            return func(*args, **kwargs)\n        return deprecated_func\n    return wrapper\ndef tracked(func):\n    return func\n@deprecated('use g')\ndef f():\n    return 1\n@tracked\ndef g():\n    return 2",
+        "def deprecated(message):\n    def wrapper(func):\n        return func + message\n    return wrapper\n@deprecated('use g')\ndef f():\n    return 1",
+        Raises("TypeError"),
+        "deprecated('use g')",
+    ),
+    // A decorator that does not return a function: the name is no function afterwards.
+    (
+        "import collections",
+        "def marking(tag):\n    def wrapper(func):\n        return func\n    return wrapper\n@marking(1)\ndef f():\n    return 1\nD = collections.defaultdict(f)",
+        "def marking(tag):\n    def wrapper(func):\n        return tag\n    return wrapper\n@marking(1)\ndef f():\n    return 1\nD = collections.defaultdict(f)",
+        Raises("TypeError"),
+        "marking(1)",
+    ),
+    // `functools.wraps` of something else than a function: `update_wrapper` copies a
+    // `__name__` that is no str.
+    (
+        "import functools",
+        "def g():\n    return 2\n@functools.wraps(g)\ndef f():\n    return 1",
+        "class Named:\n    __name__ = 1\n@functools.wraps(Named())\ndef f():\n    return 1",
+        Raises("TypeError"),
+        "functools.wraps(Named())",
+    ),
     (
         "from http import cookiejar as cookielib",
         "class Jar(cookielib.CookieJar):\n    pass",

@@ -121,6 +121,8 @@ fn local_imports_of_proved_modules_make_functions_ready() {
         "shop.uses_records:uses_records",
         // Calls at import of pure functions of `shop.tools`, proved in that module's globals.
         "shop.uses_tools:uses_tools",
+        // A decorator factory of `shop.decorating` on a module-level `def`.
+        "shop.uses_decorating:uses_decorating",
     ] {
         let (state, ready, codes, _) = verdict(&v2, function);
         assert!(
@@ -216,6 +218,8 @@ fn each_refusal_names_its_cause() {
         "004",
         "make `bump(\"a\")` one of the forms",
     );
+    // `deprecated("...", 2)`: the factory of `shop.decorating` takes one argument.
+    refused("shop.bad_decorating:bad_decorating", "004", "");
     refused("shop.cycle_a:a", "015", "same import cycle");
     refused("shop.cycle_b:b", "015", "same import cycle");
     refused("shop.missing:m", "015", "does not bind on every path");
@@ -384,6 +388,10 @@ fn sibling_class_near_misses_raise_in_cpython() {
         ),
         ("shop.bad_hooks", "TypeError: Anonymous"),
         ("shop.bad_tools", "TypeError: can only concatenate str"),
+        (
+            "shop.bad_decorating",
+            "TypeError: deprecated() takes 1 positional argument",
+        ),
     ] {
         let script = format!(
             "import importlib, sys\nsys.path.insert(0, {DIR:?})\nimportlib.import_module({module:?})\n"

@@ -2,9 +2,10 @@
 //! function and cannot fail on a plain function.
 //!
 //! * anywhere: `functools.lru_cache` (bare, or with a literal `maxsize`/`typed`),
-//!   `functools.cache`, `functools.singledispatch`, `functools.wraps` is not (it needs the
-//!   wrapped function), `typing.overload`, `typing.final`, `typing.no_type_check`,
+//!   `functools.cache`, `functools.singledispatch`, `typing.overload`, `typing.final`, `typing.no_type_check`,
 //!   `contextlib.contextmanager`, `contextlib.asynccontextmanager`, `abc.abstractmethod`;
+//! * outside class bodies: `functools.wraps(f)` of a function `f`, and the module's own
+//!   decorators and decorator factories, or a proved sibling's ([`super::pure`]);
 //! * in class bodies also: `property`, `staticmethod`, `classmethod`,
 //!   `functools.cached_property`, and `<p>.setter` / `.getter` / `.deleter` of a property `p`
 //!   defined earlier in the same body;
@@ -103,6 +104,29 @@ impl Prover<'_> {
             } else {
                 fail()
             };
+        }
+        // The module's own decorators (or a proved sibling's), module level only.
+        if properties.is_none()
+            && let Some(proof) = self.local_decorator(decorator)
+        {
+            return proof;
+        }
+        // `functools.wraps(f)` of a function (its `__name__`, `__qualname__`, `__doc__`,
+        // `__annotations__`, `__dict__` are what `update_wrapper` copies onto the new
+        // function without failing), outside class bodies.
+        if let Expr::Call(call) = decorator
+            && properties.is_none()
+            && let ([wrapped], true) = (
+                call.arguments.args.as_ref(),
+                call.arguments.keywords.is_empty(),
+            )
+            && self.value(&call.func) == Ok(Meaning::Qualified("functools.wraps".into()))
+            && matches!(
+                self.value(wrapped),
+                Ok(Meaning::Function | Meaning::Pure(_) | Meaning::Foreign(_))
+            )
+        {
+            return Ok(());
         }
         // `functools.lru_cache(maxsize=128)` / `lru_cache(None)`.
         if let Expr::Call(call) = decorator {

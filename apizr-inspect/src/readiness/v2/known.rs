@@ -452,5 +452,7 @@ pub fn is_known(qualified: &str) -> bool {
         || super::values::is_value_call(qualified)
         || super::decorators::is_decorator(qualified)
         || qualified == "abc.ABCMeta"
+        // Only called as a decorator factory ([`super::decorators`]).
+        || qualified == "functools.wraps"
         || super::stdlib_classes::class(qualified).is_some()
 }

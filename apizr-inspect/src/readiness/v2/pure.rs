@@ -143,6 +143,31 @@ impl std::fmt::Debug for Foreign {
     }
 }
 
+/// The parameters of a decorator called with the function it decorates: one positional
+/// parameter, nothing else (`wrapper(func)`).
+fn with_function(def: &ast::StmtFunctionDef) -> Option<HashMap<&str, Meaning>> {
+    let params = &def.parameters;
+    match (params.posonlyargs.as_slice(), params.args.as_slice()) {
+        ([only], []) | ([], [only]) if params.kwonlyargs.is_empty() => {
+            Some(HashMap::from([(only.name().as_str(), Meaning::Function)]))
+        }
+        _ => None,
+    }
+}
+
+/// The nested function `name` names at the end of `body`: bound once, by a `def` of it.
+fn returned_def<'b>(body: &'b [Stmt], name: &str) -> Option<&'b ast::StmtFunctionDef> {
+    let mut bound = Vec::new();
+    super::stmt::collect_bound(body, &mut bound);
+    if bound.iter().filter(|n| **n == name).count() != 1 {
+        return None;
+    }
+    body.iter().find_map(|stmt| match stmt {
+        Stmt::FunctionDef(def) if def.name.as_str() == name => Some(def),
+        _ => None,
+    })
+}
+
 /// Statements a called function's body may hold for v2 to prove it (the others refuse it
 /// at once, so only these functions are lent to importers).
 fn provable_body(body: &[Stmt]) -> bool {
@@ -278,25 +303,7 @@ impl<'p> Prover<'p> {
         if depth >= MAX_DEPTH {
             return fail();
         }
-        let bodies: HashMap<TextRange, &ast::StmtFunctionDef> =
-            home.defs.iter().map(|(range, def)| (*range, def)).collect();
-        let prover = Prover {
-            env: home.env.clone(),
-            future_annotations: home.future_annotations,
-            imported_modules: home.imported_modules.clone(),
-            excused_imports: Default::default(),
-            handled_imports: Default::default(),
-            module: &home.module,
-            package: self.package,
-            local: Local {
-                bodies: Rc::new(RefCell::new(bodies)),
-                depth: self.local.depth.clone(),
-                ..Local::default()
-            },
-            import_guarded: false,
-            // The home's marker decorators are not lent (a marker there is refused here).
-            markers: Default::default(),
-        };
+        let prover = self.home_prover(home);
         self.local.depth.set(depth + 1);
         let meaning = self.run_local(call, def, &prover);
         self.local.depth.set(depth);
@@ -341,10 +348,19 @@ impl<'p> Prover<'p> {
         def: &'h ast::StmtFunctionDef,
         home: &Prover<'h>,
     ) -> Proof<Meaning> {
+        self.run_call(call, def, home, false)
+    }
+
+    /// [`Self::run_local`]; with `keep_closure`, a nested function the body defines and
+    /// returns is the closure it is ([`Self::local_decorator`]).
+    fn run_call<'h>(
+        &self,
+        call: &ast::ExprCall,
+        def: &'h ast::StmtFunctionDef,
+        home: &Prover<'h>,
+        keep_closure: bool,
+    ) -> Proof<Meaning> {
         let fail = |why| Err(Unproved::at(call.range(), why));
-        let Some(body) = callable_body(def) else {
-            return fail(Why::NotAllowlisted);
-        };
         let params: Vec<&ast::ParameterWithDefault> = def
             .parameters
             .posonlyargs
@@ -392,8 +408,23 @@ impl<'p> Prover<'p> {
                 bound.insert(name, Meaning::Unknown);
             }
         }
+        home.run_body(call.range(), def, (bound, strings), keep_closure)
+    }
+
+    /// Prove the body of `def` in this prover's globals with its parameters `bound` (and the
+    /// strings v2 folded among them); `at` is the call. The meaning of what it returns.
+    fn run_body(
+        &self,
+        at: TextRange,
+        def: &'p ast::StmtFunctionDef,
+        (bound, mut strings): (HashMap<&str, Meaning>, HashMap<&str, String>),
+        keep_closure: bool,
+    ) -> Proof<Meaning> {
+        let Some(body) = callable_body(def) else {
+            return Err(Unproved::at(at, Why::NotAllowlisted));
+        };
         // The call's locals: every name the body binds is unbound until it is assigned.
-        let mut inner = home.nested(home.local.in_call());
+        let mut inner = self.nested(self.local.in_call());
         let mut locals = Vec::new();
         super::stmt::collect_bound(body, &mut locals);
         for name in locals {
@@ -413,13 +444,142 @@ impl<'p> Prover<'p> {
         }
         match last {
             Stmt::Return(ret) => match &ret.value {
-                Some(value) => inner.value(value),
+                Some(value) => {
+                    let nested = match value.as_ref() {
+                        Expr::Name(name) if keep_closure => returned_def(init, name.id.as_str()),
+                        _ => None,
+                    };
+                    match nested {
+                        Some(nested) => Ok(inner.closure(nested)),
+                        None => inner.value(value),
+                    }
+                }
                 None => Ok(Meaning::Value(Kind::None)),
             },
             other => {
                 inner.local_statement(other)?;
                 Ok(Meaning::Value(Kind::None))
             }
+        }
+    }
+
+    /// The closure `nested` is once the call that defined it returned: its body reads the
+    /// call's final locals (its cells) and this prover's globals — the same when the closure
+    /// is applied at once ([`Self::local_decorator`]).
+    fn closure(&self, nested: &ast::StmtFunctionDef) -> Meaning {
+        let home = Arc::new(Home {
+            module: self.module.to_string(),
+            env: self.env.clone(),
+            future_annotations: self.future_annotations,
+            imported_modules: self.imported_modules.clone(),
+            defs: HashMap::from([(nested.range(), nested.clone())]),
+        });
+        Meaning::Foreign(Foreign {
+            home,
+            def: nested.range(),
+        })
+    }
+
+    /// A prover for the body of a function of `home`: its globals, its functions.
+    fn home_prover<'h>(&self, home: &'h Home) -> Prover<'h>
+    where
+        'p: 'h,
+    {
+        let bodies: HashMap<TextRange, &ast::StmtFunctionDef> =
+            home.defs.iter().map(|(range, def)| (*range, def)).collect();
+        Prover {
+            env: home.env.clone(),
+            future_annotations: home.future_annotations,
+            imported_modules: home.imported_modules.clone(),
+            excused_imports: Default::default(),
+            handled_imports: Default::default(),
+            module: &home.module,
+            package: self.package,
+            local: Local {
+                bodies: Rc::new(RefCell::new(bodies)),
+                depth: self.local.depth.clone(),
+                ..Local::default()
+            },
+            import_guarded: false,
+            // The home's marker decorators are not lent (a marker there is refused here).
+            markers: Default::default(),
+        }
+    }
+
+    /// A decorator of the module's own code (or a proved sibling's) on a module-level `def`:
+    /// `@factory(args)` whose call defines and returns a closure, or `@decorator`; the
+    /// decorator (the closure) is then called with the function and must return a function
+    /// — its own nested function, or the one it was given (after `functools.wraps`, say).
+    /// Module level only: the functions allowlisted decorators make there are function
+    /// objects or callables with a `__dict__` (in a class body a property or a classmethod
+    /// object would be passed). `None` when the decorator is not the module's code.
+    pub fn local_decorator(&self, decorator: &Expr) -> Option<Proof<()>> {
+        let fail = || Some(Err(Unproved::at(decorator.range(), Why::Decorator)));
+        let (callee, factory) = match decorator {
+            Expr::Call(call) => (self.value(&call.func).ok()?, Some(call)),
+            other => (self.value(other).ok()?, None),
+        };
+        if !matches!(callee, Meaning::Pure(_) | Meaning::Foreign(_)) || self.local.in_class {
+            return None;
+        }
+        let depth = self.local.depth.get();
+        if depth >= MAX_DEPTH {
+            return fail();
+        }
+        self.local.depth.set(depth + 1);
+        let applied = self.apply_local_decorator(decorator, &callee, factory);
+        self.local.depth.set(depth);
+        match applied {
+            Ok(Meaning::Function) => Some(Ok(())),
+            _ => fail(),
+        }
+    }
+
+    fn apply_local_decorator(
+        &self,
+        decorator: &Expr,
+        callee: &Meaning,
+        factory: Option<&ast::ExprCall>,
+    ) -> Proof<Meaning> {
+        let fail = || Err(Unproved::at(decorator.range(), Why::Decorator));
+        let decorator_fn = match (callee, factory) {
+            (Meaning::Pure(def), Some(call)) => {
+                let def = self.local.bodies.borrow().get(def).copied();
+                let Some(def) = def else { return fail() };
+                self.run_call(call, def, self, true)?
+            }
+            (Meaning::Foreign(foreign), Some(call)) => {
+                let Some(def) = foreign.home.defs.get(&foreign.def) else {
+                    return fail();
+                };
+                let home = self.home_prover(&foreign.home);
+                self.run_call(call, def, &home, true)?
+            }
+            (other, None) => other.clone(),
+            _ => return fail(),
+        };
+        // Call the decorator with the function being decorated.
+        let at = decorator.range();
+        match decorator_fn {
+            Meaning::Pure(def) => {
+                let def = self.local.bodies.borrow().get(&def).copied();
+                let Some(def) = def else { return fail() };
+                let Some(bound) = with_function(def) else {
+                    return fail();
+                };
+                self.run_body(at, def, (bound, HashMap::new()), false)
+            }
+            Meaning::Foreign(foreign) => {
+                let Some(def) = foreign.home.defs.get(&foreign.def) else {
+                    return fail();
+                };
+                let Some(bound) = with_function(def) else {
+                    return fail();
+                };
+                let home = self.home_prover(&foreign.home);
+                home.run_body(at, def, (bound, HashMap::new()), false)
+            }
+            _ => fail(),
         }
     }
 
