@@ -339,6 +339,22 @@ const CASES: &[Case] = &[
         Raises("KeyError"),
         "A[int]",
     ),
+    // Values whose items are hashable unpacked into a set; `hasattr(sys, "real_prefix")` is
+    // false on every worker (werkzeug._reloader).
+    (
+        "import sys",
+        "A = tuple({sys.base_prefix, sys.base_exec_prefix})\nP = {*A, sys.prefix, *'ab', *frozenset((1,))}\nif hasattr(sys, 'real_prefix'):\n    P.add(sys.real_prefix)\nS = tuple(P)\ndel P",
+        "P = {*tuple([[], 1])}",
+        Raises("TypeError"),
+        "tuple([[], 1])",
+    ),
+    (
+        "import sys",
+        "if hasattr(sys, 'real_prefix'):\n    X = sys.real_prefix",
+        "if hasattr(sys, 'base_prefix'):\n    X = sys.real_prefix",
+        Raises("AttributeError"),
+        "sys.real_prefix",
+    ),
     // Comprehensions over displays of proved values, with conditions (werkzeug.security).
     (
         "import os",

@@ -130,6 +130,10 @@ impl Prover<'_> {
                     "builtins.set" => Kind::Set,
                     "builtins.dict" => Kind::Dict,
                     "builtins.list" => Kind::List,
+                    // A tuple of the items of a set, dict, str or bytes: all hashable.
+                    "builtins.tuple" if args.first().is_some_and(|a| self.hashable_items(a)) => {
+                        Kind::Tuple
+                    }
                     "builtins.tuple" => Kind::Other,
                     _ => Kind::FrozenSet,
                 })

@@ -150,8 +150,9 @@ impl Prover<'_> {
         self.element(expr).unwrap_or(false)
     }
 
-    /// `*items` in a set display: a tuple or list display of hashable elements, or a
-    /// generator v2 proves ([`super::comprehension`]) whose elements are hashable.
+    /// `*items` in a set display: a tuple or list display of hashable elements, a generator v2
+    /// proves ([`super::comprehension`]) whose elements are hashable, or a value whose items
+    /// are ([`Self::hashable_items`]).
     fn unpacked_hashables(&self, items: &Expr) -> Proof<()> {
         match items {
             Expr::Tuple(ast::ExprTuple { elts, .. }) | Expr::List(ast::ExprList { elts, .. }) => {
@@ -164,8 +165,26 @@ impl Prover<'_> {
                 Meaning::Unknown => Err(Unproved::at(g.elt.range(), Why::Unhashable)),
                 _ => Ok(()),
             },
-            _ => Err(Unproved::at(items.range(), Why::Expression)),
+            other => {
+                self.value(other)?;
+                if self.hashable_items(other) {
+                    Ok(())
+                } else {
+                    Err(Unproved::at(other.range(), Why::Unhashable))
+                }
+            }
         }
+    }
+
+    /// `items` evaluates to a value whose items are hashable: a set, frozenset or dict (their
+    /// members and keys are), a str or bytes (characters, ints), or a hashable tuple.
+    pub fn hashable_items(&self, items: &Expr) -> bool {
+        matches!(
+            self.value(items),
+            Ok(Meaning::Value(
+                Kind::Set | Kind::FrozenSet | Kind::Dict | Kind::Str | Kind::Bytes | Kind::Tuple
+            ))
+        )
     }
 
     /// A set element or dict key: `hash()` must not fail.

@@ -1,7 +1,7 @@
 //! Tests whose value is the same on every worker: workers run CPython 3 on Linux (the sandbox
 //! and the images are Linux-only), so `sys.version_info < (3,)`, `sys.platform == "win32"`,
 //! `sys.platform.startswith("win")` and `os.name == "nt"` are false wherever a served function
-//! runs, and `hasattr(os, "fork")` is true. The arms they guard that never run are skipped by the prover like a `TYPE_CHECKING`
+//! runs, `hasattr(os, "fork")` is true and `hasattr(sys, "real_prefix")` false. The arms they guard that never run are skipped by the prover like a `TYPE_CHECKING`
 //! body — their names stay unbound, their imports never happen — and the package index files
 //! their imports as never run ([`crate::package::ImportTime::TypeChecking`]).
 //!
@@ -46,6 +46,10 @@ const LINUX_OS_FUNCTIONS: &[&str] = &[
 /// `os` functions only Windows builds have.
 const WINDOWS_OS_FUNCTIONS: &[&str] = &["startfile", "add_dll_directory"];
 
+/// `sys` attributes no worker has: Windows-only ones, and `real_prefix`, which only the
+/// `site.py` of virtualenv < 20 set (workers run with `-S`: no `site` at all).
+const ABSENT_SYS_ATTRIBUTES: &[&str] = &["real_prefix", "getwindowsversion", "winver", "dllhandle"];
+
 /// The value of `test` on every worker, when v2 knows it: a comparison of `sys.version_info`
 /// that holds or fails on every Python 3, a comparison of `sys.platform` or `os.name` with a
 /// literal, `sys.platform.startswith(<literals>)`, `not`, `and`/`or` of these, and names bound
@@ -69,7 +73,7 @@ pub fn fixed(test: &Expr, reader: &dyn Reader) -> Option<bool> {
                 None
             }
         }
-        Expr::Call(call) => platform_prefix(call, reader).or_else(|| os_hasattr(call, reader)),
+        Expr::Call(call) => platform_prefix(call, reader).or_else(|| module_hasattr(call, reader)),
         Expr::Name(n) => reader.fixed_name(n.id.as_str()),
         _ => None,
     }
@@ -183,24 +187,30 @@ fn platform_prefix(call: &ast::ExprCall, reader: &dyn Reader) -> Option<bool> {
     }
 }
 
-/// `hasattr(os, "fork")` (true on every worker) or `hasattr(os, "startfile")` (false).
-fn os_hasattr(call: &ast::ExprCall, reader: &dyn Reader) -> Option<bool> {
+/// `hasattr(os, "fork")` (true on every worker), `hasattr(os, "startfile")` or
+/// `hasattr(sys, "real_prefix")` (false).
+fn module_hasattr(call: &ast::ExprCall, reader: &dyn Reader) -> Option<bool> {
     let ([module, Expr::StringLiteral(name)], true) =
         (&call.arguments.args[..], call.arguments.keywords.is_empty())
     else {
         return None;
     };
-    if !reader.is_builtin(&call.func, "hasattr") || !reader.is_module(module, "os") {
+    if !reader.is_builtin(&call.func, "hasattr") {
         return None;
     }
     let name = name.value.to_str();
-    if LINUX_OS_FUNCTIONS.contains(&name) {
-        Some(true)
-    } else if WINDOWS_OS_FUNCTIONS.contains(&name) {
-        Some(false)
-    } else {
-        None
+    if reader.is_module(module, "os") {
+        if LINUX_OS_FUNCTIONS.contains(&name) {
+            return Some(true);
+        }
+        if WINDOWS_OS_FUNCTIONS.contains(&name) {
+            return Some(false);
+        }
     }
+    if reader.is_module(module, "sys") && ABSENT_SYS_ATTRIBUTES.contains(&name) {
+        return Some(false);
+    }
+    None
 }
 
 fn int(expr: &Expr) -> Option<u64> {
