@@ -399,9 +399,27 @@ fn a_killed_server_leaves_no_worker_directory_or_cgroup() {
     wait_for("the pool's processes to end", || {
         processes_of(&root, "").is_empty()
     });
-    wait_for("the pool's directories and cgroups to go", || {
-        std::fs::read_dir(&root).unwrap().count() == 0 && cgroups_of(pid).is_empty()
-    });
+    let left = || {
+        let dirs: Vec<_> = std::fs::read_dir(&root)
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        (dirs, cgroups_of(pid))
+    };
+    let until = Instant::now() + Duration::from_secs(30);
+    loop {
+        let (dirs, groups) = left();
+        if dirs.is_empty() && groups.is_empty() {
+            break;
+        }
+        // Say what stayed, so a failure under load can be told apart: a worker directory
+        // (a launcher that never held the server's pidfd) or a cgroup (removal refused).
+        assert!(
+            Instant::now() < until,
+            "timed out waiting for the pool's directories and cgroups to go: {dirs:?} {groups:?}"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
 
     // A crashed predecessor (server and launchers killed at once) leaves directories and
     // cgroups; the next server's start-up sweep removes them, owner checked dead first.
