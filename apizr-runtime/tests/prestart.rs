@@ -449,3 +449,42 @@ fn a_killed_server_leaves_no_worker_directory_or_cgroup() {
     );
     assert!(cgroups_of(pid).is_empty(), "and its cgroups");
 }
+
+/// The race behind a leftover: the server dies while a pool refill's launcher is still
+/// starting. That launcher finds it has no supervisor (its parent is no longer the PID it was
+/// given) and fails its setup; nobody else knows its directory, so it must remove it itself.
+/// Here the given supervisor is a live process that is not the launcher's parent, which is
+/// exactly what the launcher sees after its real parent died and it was reparented.
+#[test]
+fn a_launcher_whose_supervisor_is_gone_before_setup_removes_its_directory() {
+    use apizr_runtime::local::launcher::{LAUNCH_ARG, LaunchConfig, SETUP_FAILED};
+    let root = temp_root("prestart-orphan");
+    let leftover = root.join("worker-dir");
+    std::fs::create_dir_all(leftover.join("inside")).unwrap();
+    let mut stranger = Command::new("sleep").arg("30").spawn().unwrap();
+    let config = LaunchConfig {
+        program: "/bin/true".into(),
+        supervisor: Some(i32::try_from(stranger.id()).unwrap()),
+        leftovers: vec![leftover.clone()],
+        ..LaunchConfig::default()
+    };
+    let status = Command::new(env!("CARGO_BIN_EXE_apizr-launch"))
+        .arg(LAUNCH_ARG)
+        .arg("run")
+        .arg(serde_json::to_string(&config).unwrap())
+        .stderr(Stdio::piped())
+        .output()
+        .unwrap();
+    let _ = stranger.kill();
+    let _ = stranger.wait();
+    assert_eq!(status.status.code(), Some(SETUP_FAILED), "{status:?}");
+    assert!(
+        String::from_utf8_lossy(&status.stderr).contains("supervisor exited"),
+        "{status:?}"
+    );
+    assert!(
+        !leftover.exists(),
+        "the orphaned launcher removed its directory"
+    );
+    std::fs::remove_dir_all(&root).unwrap();
+}

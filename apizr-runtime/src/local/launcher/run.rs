@@ -25,6 +25,7 @@ pub(super) fn run(config: &LaunchConfig, args: &[OsString]) -> i32 {
         Ok(lifeline) => lifeline,
         Err(message) => {
             eprintln!("apizr-launch: {message}");
+            orphan_teardown(config);
             return SETUP_FAILED;
         }
     };
@@ -37,6 +38,7 @@ pub(super) fn run(config: &LaunchConfig, args: &[OsString]) -> i32 {
         Ok(child) => child,
         Err(e) => {
             eprintln!("apizr-launch: cannot start the call's first process: {e}");
+            orphan_teardown(config);
             return SETUP_FAILED;
         }
     };
@@ -152,6 +154,18 @@ fn wait_either(child: &Child, supervisor: &OwnedFd) -> bool {
             Err(rustix::io::Errno::INTR) => {}
             Err(_) => return true,
         }
+    }
+}
+
+/// A setup that failed tells a live supervisor, which removes the call's directory and
+/// cgroups. A supervisor that died while this launcher was starting (a server killed while
+/// its pool refilled) never will: the launcher is then the last one who knows them, so it
+/// tears them down itself instead of leaving them for the next server's sweep.
+fn orphan_teardown(config: &LaunchConfig) {
+    if let Some(pid) = config.supervisor
+        && nix::unistd::getppid().as_raw() != pid
+    {
+        teardown(config);
     }
 }
 
