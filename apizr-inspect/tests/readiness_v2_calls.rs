@@ -6,8 +6,9 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use apizr_inspect::{InspectOptions, inspect_bytes};
-use apizr_ir::{ReadinessPolicy, SourceKind};
+mod v2_support;
+
+use apizr_ir::ReadinessPolicy;
 
 /// What a near miss does in CPython: raises this exception, or has this effect (a Python
 /// expression over the snippet's namespace `ns`, the filters added `added`, and what it
@@ -711,34 +712,8 @@ fn module(imports: &str, body: &str) -> String {
 
 /// Whether `probe` is ready under v2, and the READY-004 culprits' notes.
 fn v2(source: &str) -> (bool, Vec<String>) {
-    let options = InspectOptions {
-        explain: true,
-        readiness: ReadinessPolicy::V2,
-        ..InspectOptions::default()
-    };
-    let outcome = apizr_inspect::on_inspect_stack(|| {
-        inspect_bytes(source.as_bytes(), SourceKind::Python, "fixture", options)
-    })
-    .unwrap()
-    .unwrap();
-    let ready = outcome
-        .inspection
-        .readiness
-        .assessments
-        .iter()
-        .find(|a| a.source.symbol == "probe")
-        .unwrap()
-        .can_generate_interface;
-    let notes = outcome
-        .explanation
-        .unwrap()
-        .module_reasons
-        .iter()
-        .filter(|r| r.code == "APIZR-READY-004")
-        .flat_map(|r| &r.culprits)
-        .filter_map(|c| c.note.clone())
-        .collect();
-    (ready, notes)
+    let (ready, culprits) = v2_support::probe(source, ReadinessPolicy::V2);
+    (ready, v2_support::notes(&culprits, "APIZR-READY-004"))
 }
 
 #[test]

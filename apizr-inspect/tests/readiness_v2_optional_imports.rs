@@ -7,11 +7,13 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod v2_support;
+
 use std::path::Path;
 
+use apizr_inspect::InspectOptions;
 use apizr_inspect::project::{ProjectOptions, inspect_dir};
-use apizr_inspect::{InspectOptions, inspect_bytes};
-use apizr_ir::{ReadinessPolicy, SourceKind};
+use apizr_ir::ReadinessPolicy;
 
 const PROBE: &str = "\n\ndef probe(x: int) -> int:\n    return x\n";
 
@@ -22,34 +24,13 @@ const NESTED_NEAR: &str = "try:\n    try:\n        import brotlicffi as brotli\n
 
 /// Whether `probe` is ready, and the (line, column) of the READY-015 culprits.
 fn single_file(source: &str) -> (bool, Vec<(u32, u32)>) {
-    let options = InspectOptions {
-        explain: true,
-        readiness: ReadinessPolicy::V2,
-        ..InspectOptions::default()
-    };
-    let outcome = apizr_inspect::on_inspect_stack(|| {
-        inspect_bytes(source.as_bytes(), SourceKind::Python, "fixture", options)
-    })
-    .unwrap()
-    .unwrap();
-    let ready = outcome
-        .inspection
-        .readiness
-        .assessments
+    let (ready, culprits) = v2_support::probe(source, ReadinessPolicy::V2);
+    let imports = culprits
         .iter()
-        .find(|a| a.source.symbol == "probe")
-        .unwrap()
-        .can_generate_interface;
-    let culprits = outcome
-        .explanation
-        .unwrap()
-        .module_reasons
-        .iter()
-        .filter(|r| r.code == "APIZR-READY-015")
-        .flat_map(|r| &r.culprits)
-        .map(|c| (c.span.line, c.span.column))
+        .filter(|c| c.code == "APIZR-READY-015")
+        .map(|c| (c.line, c.column))
         .collect();
-    (ready, culprits)
+    (ready, imports)
 }
 
 /// Run `code` in CPython with `root` on `sys.path`: `None` when it succeeds, else the name of
@@ -183,34 +164,8 @@ fn a_handled_import_of_a_declared_distribution_keeps_ready_020() {
 
 /// The READY-004 notes of a single-file module, and whether `probe` is ready.
 fn statement_notes(source: &str) -> (bool, Vec<String>) {
-    let options = InspectOptions {
-        explain: true,
-        readiness: ReadinessPolicy::V2,
-        ..InspectOptions::default()
-    };
-    let outcome = apizr_inspect::on_inspect_stack(|| {
-        inspect_bytes(source.as_bytes(), SourceKind::Python, "fixture", options)
-    })
-    .unwrap()
-    .unwrap();
-    let ready = outcome
-        .inspection
-        .readiness
-        .assessments
-        .iter()
-        .find(|a| a.source.symbol == "probe")
-        .unwrap()
-        .can_generate_interface;
-    let notes = outcome
-        .explanation
-        .unwrap()
-        .module_reasons
-        .iter()
-        .filter(|r| r.code == "APIZR-READY-004")
-        .flat_map(|r| &r.culprits)
-        .filter_map(|c| c.note.clone())
-        .collect();
-    (ready, notes)
+    let (ready, culprits) = v2_support::probe(source, ReadinessPolicy::V2);
+    (ready, v2_support::notes(&culprits, "APIZR-READY-004"))
 }
 
 /// `packaging.metadata`'s fallback: after a `try` whose handler defines the class only when

@@ -5,43 +5,24 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use apizr_inspect::{InspectOptions, inspect_bytes};
-use apizr_ir::{ReadinessPolicy, SourceKind};
+mod v2_support;
+
+use apizr_ir::ReadinessPolicy;
 
 const PROBE: &str = "\n\ndef probe(x: int) -> int:\n    return x\n";
 
 /// Whether `probe` is ready, and the READY-004 culprit notes (`line:column note`).
 fn inspect(source: &str, policy: ReadinessPolicy) -> (bool, Vec<String>) {
-    let options = InspectOptions {
-        explain: true,
-        readiness: policy,
-        ..InspectOptions::default()
-    };
-    let outcome = apizr_inspect::on_inspect_stack(|| {
-        inspect_bytes(source.as_bytes(), SourceKind::Python, "fixture", options)
-    })
-    .unwrap()
-    .unwrap();
-    let probe = outcome
-        .inspection
-        .readiness
-        .assessments
+    let (ready, culprits) = v2_support::probe(source, policy);
+    let notes = culprits
         .iter()
-        .find(|a| a.source.symbol == "probe")
-        .expect("every source defines probe");
-    let notes = outcome
-        .explanation
-        .unwrap()
-        .module_reasons
-        .iter()
-        .filter(|r| r.code == "APIZR-READY-004")
-        .flat_map(|r| &r.culprits)
+        .filter(|c| c.code == "APIZR-READY-004")
         .map(|c| {
             let note = c.note.clone().unwrap_or_default();
-            format!("{}:{} {note}", c.span.line, c.span.column)
+            format!("{}:{} {note}", c.line, c.column)
         })
         .collect();
-    (probe.can_generate_interface, notes)
+    (ready, notes)
 }
 
 /// Run `source` in CPython as a worker does (isolated, no site): (success, stdout, stderr).

@@ -86,8 +86,8 @@ impl Prover<'_> {
     }
 }
 
-/// A non-negative int literal.
-fn int_literal(expr: &Expr) -> Option<u64> {
+/// A non-negative int literal (`-1` is a unary minus, not a literal).
+pub(super) fn int_literal(expr: &Expr) -> Option<u64> {
     match expr {
         Expr::NumberLiteral(n) => match &n.value {
             Number::Int(i) => i.as_u64(),

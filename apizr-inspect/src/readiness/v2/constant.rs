@@ -186,12 +186,7 @@ impl<'p> Prover<'p> {
         def: &'a ast::StmtFunctionDef,
         body: &'a [Stmt],
     ) -> Option<Value> {
-        let params: Vec<&ast::ParameterWithDefault> = def
-            .parameters
-            .posonlyargs
-            .iter()
-            .chain(&def.parameters.args)
-            .collect();
+        let params = super::pure::positional_params(def);
         // Positional arguments only, each a known value, every parameter given (a default's
         // value is not known here).
         if !call.arguments.keywords.is_empty()

@@ -147,11 +147,7 @@ pub fn stores_init(
         None
     };
     let params = &def.parameters;
-    if def.is_async
-        || !def.decorator_list.is_empty()
-        || def.type_params.is_some()
-        || params.vararg.is_some()
-        || params.kwarg.is_some()
+    if !super::pure::plain_def(def)
         || !params.posonlyargs.is_empty()
         || bound
             .iter()
@@ -180,12 +176,7 @@ pub fn stores_init(
     if names.contains(&"super") {
         return None;
     }
-    let body = match def.body.as_slice() {
-        [Stmt::Expr(doc), rest @ ..] if matches!(doc.value.as_ref(), Expr::StringLiteral(_)) => {
-            rest
-        }
-        body => body,
-    };
+    let body = super::pure::body_after_docstring(def);
     let mut super_call = false;
     for stmt in body {
         match stmt {

@@ -37,31 +37,15 @@ pub type Markers<'p> = Rc<RefCell<HashMap<TextRange, Vec<&'p Expr>>>>;
 
 /// The values `def` stores when it is a marker; `None` when it is not one.
 fn stored_values(def: &ast::StmtFunctionDef) -> Option<Vec<&Expr>> {
-    let params = &def.parameters;
-    if def.is_async
-        || !def.decorator_list.is_empty()
-        || def.type_params.is_some()
-        || params.vararg.is_some()
-        || params.kwarg.is_some()
-        || !params.kwonlyargs.is_empty()
-        || params.posonlyargs.len() + params.args.len() != 1
+    let positional = super::pure::positional_params(def);
+    if !super::pure::plain_def(def)
+        || !def.parameters.kwonlyargs.is_empty()
+        || positional.len() != 1
     {
         return None;
     }
-    let param = params
-        .posonlyargs
-        .iter()
-        .chain(&params.args)
-        .next()?
-        .parameter
-        .name
-        .as_str();
-    let body = match def.body.as_slice() {
-        [Stmt::Expr(doc), rest @ ..] if matches!(doc.value.as_ref(), Expr::StringLiteral(_)) => {
-            rest
-        }
-        body => body,
-    };
+    let param = positional.first()?.parameter.name.as_str();
+    let body = super::pure::body_after_docstring(def);
     let (Stmt::Return(ret), stores) = body.split_last()? else {
         return None;
     };

@@ -9,9 +9,10 @@
 //! | `b"..."` | a bytes literal | |
 //! | `B.decode([encoding])` | `B` one of the above, no keywords, the encoding a literal: `utf-8` (`B` valid UTF-8), `ascii` (`B` ASCII), `latin-1` | the strict decoders accept exactly these bytes (`UnicodeDecodeError` otherwise); Rust's UTF-8 check refuses what CPython's does (overlong forms, surrogates, code points above U+10FFFF) |
 
-use ruff_python_ast::{self as ast, Expr, Number};
+use ruff_python_ast::{self as ast, Expr};
 
 use super::Prover;
+use super::comprehension::int_literal;
 use super::env::Meaning;
 
 /// The largest `range` bound accepted (every item must fit a byte).
@@ -88,16 +89,5 @@ impl Prover<'_> {
             return None;
         }
         (start..stop).map(|b| u8::try_from(b).ok()).collect()
-    }
-}
-
-/// A non-negative int literal (`-1` is a unary minus, not a literal).
-fn int_literal(expr: &Expr) -> Option<u64> {
-    match expr {
-        Expr::NumberLiteral(n) => match &n.value {
-            Number::Int(i) => i.as_u64(),
-            _ => None,
-        },
-        _ => None,
     }
 }

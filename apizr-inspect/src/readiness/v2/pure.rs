@@ -225,23 +225,41 @@ pub fn lend_functions(prover: &Prover, exports: &mut Exports) {
     }
 }
 
-/// `def` is a local function v2 can call ([`Local`]): its statements after the docstring.
-pub fn callable_body(def: &ast::StmtFunctionDef) -> Option<&[Stmt]> {
+/// `def` runs what its body says when called: not `async` (a call would only build a
+/// coroutine), no decorator or type parameter (nothing replaces or wraps the function), and
+/// no `*args`/`**kwargs` (every argument binds to a named parameter). Every rule that runs a
+/// module's own function in its head (calls, markers, instance `__init__`s) starts here.
+pub fn plain_def(def: &ast::StmtFunctionDef) -> bool {
     let params = &def.parameters;
-    if def.is_async
-        || !def.decorator_list.is_empty()
-        || def.type_params.is_some()
-        || params.vararg.is_some()
-        || params.kwarg.is_some()
-    {
-        return None;
-    }
-    Some(match def.body.as_slice() {
+    !def.is_async
+        && def.decorator_list.is_empty()
+        && def.type_params.is_none()
+        && params.vararg.is_none()
+        && params.kwarg.is_none()
+}
+
+/// `def`'s statements after its docstring (the docstring only binds `__doc__`).
+pub fn body_after_docstring(def: &ast::StmtFunctionDef) -> &[Stmt] {
+    match def.body.as_slice() {
         [Stmt::Expr(doc), rest @ ..] if matches!(doc.value.as_ref(), Expr::StringLiteral(_)) => {
             rest
         }
         body => body,
-    })
+    }
+}
+
+/// `def`'s positional parameters in binding order, positional-only first.
+pub fn positional_params(def: &ast::StmtFunctionDef) -> Vec<&ast::ParameterWithDefault> {
+    def.parameters
+        .posonlyargs
+        .iter()
+        .chain(&def.parameters.args)
+        .collect()
+}
+
+/// `def` is a local function v2 can call ([`Local`]): its statements after the docstring.
+pub fn callable_body(def: &ast::StmtFunctionDef) -> Option<&[Stmt]> {
+    plain_def(def).then(|| body_after_docstring(def))
 }
 
 impl<'p> Prover<'p> {
@@ -361,12 +379,7 @@ impl<'p> Prover<'p> {
         keep_closure: bool,
     ) -> Proof<Meaning> {
         let fail = |why| Err(Unproved::at(call.range(), why));
-        let params: Vec<&ast::ParameterWithDefault> = def
-            .parameters
-            .posonlyargs
-            .iter()
-            .chain(&def.parameters.args)
-            .collect();
+        let params = positional_params(def);
         let keyword_only = &def.parameters.kwonlyargs;
         let mut bound: HashMap<&str, Meaning> = HashMap::new();
         // Arguments whose string value v2 folds keep it in the body (`s.encode("ascii")`).
