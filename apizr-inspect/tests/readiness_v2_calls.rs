@@ -783,21 +783,7 @@ fn in_cpython_safe_statements_run_cleanly_and_near_misses_raise_or_have_their_ef
             expected.push((source, outcome));
         }
     }
-    let mut child = std::process::Command::new("python3")
-        .args(["-I", "-S", "-c", DRIVER])
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("python3 runs (CI installs it)");
-    use std::io::Write as _;
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(input.as_bytes())
-        .unwrap();
-    let output = child.wait_with_output().unwrap();
+    let output = v2_support::python_stdin(DRIVER, input.as_bytes());
     let stdout = String::from_utf8(output.stdout).unwrap();
     let lines: Vec<serde_json::Value> = stdout
         .lines()

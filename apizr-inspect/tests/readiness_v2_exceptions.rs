@@ -5,6 +5,8 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod v2_support;
+
 use apizr_inspect::{InspectOptions, inspect_bytes};
 use apizr_ir::{ReadinessPolicy, SourceKind};
 
@@ -75,21 +77,8 @@ for source in json.loads(sys.stdin.read()):
     except TypeError:
         print("TypeError")
 "#;
-    let mut child = std::process::Command::new("python3")
-        .args(["-I", "-S", "-c", driver])
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("python3 runs (CI installs it)");
-    use std::io::Write as _;
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(serde_json::to_string(&sources).unwrap().as_bytes())
-        .unwrap();
-    let output = child.wait_with_output().unwrap();
+    let output =
+        v2_support::python_stdin(driver, serde_json::to_string(&sources).unwrap().as_bytes());
     let stdout = String::from_utf8(output.stdout).unwrap();
     let builds: Vec<bool> = stdout.lines().map(|l| l == "ok").collect();
     assert_eq!(

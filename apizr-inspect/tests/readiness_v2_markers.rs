@@ -7,11 +7,9 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::path::Path;
+mod v2_support;
 
-use apizr_inspect::InspectOptions;
-use apizr_inspect::project::{ProjectOptions, inspect_dir};
-use apizr_ir::ReadinessPolicy;
+use std::path::Path;
 
 const UTILS: &str = "import enum\n\n\ndef pass_context(f):\n    \"\"\"Mark f.\"\"\"\n    f.pass_arg = _PassArg.context\n    return f\n\n\nclass _PassArg(enum.Enum):\n    context = enum.auto()\n";
 /// The same marker reading a name its module never binds.
@@ -32,23 +30,7 @@ fn package(utils: &str, filters: &str) -> tempfile::TempDir {
 
 /// Whether `pkg.filters.probe` is ready, and the notes of the module's READY-004 culprits.
 fn verdict(dir: &Path) -> (bool, Vec<String>) {
-    let options = ProjectOptions {
-        inspect: InspectOptions {
-            explain: true,
-            readiness: ReadinessPolicy::V2,
-            ..InspectOptions::default()
-        },
-        threads: Some(1),
-        keep_envelopes: true,
-    };
-    let project = inspect_dir(dir, &options).unwrap();
-    let entry = project
-        .modules
-        .iter()
-        .find(|m| m.path.ends_with("filters.py"))
-        .unwrap();
-    let report = entry.result.as_ref().unwrap();
-    let envelope: serde_json::Value = serde_json::from_slice(&report.envelope).unwrap();
+    let (envelope, explanation) = v2_support::package_module(dir, "filters.py");
     let ready = envelope["readiness"]["assessments"]
         .as_array()
         .unwrap()
@@ -57,10 +39,7 @@ fn verdict(dir: &Path) -> (bool, Vec<String>) {
             a["capability_id"].as_str().unwrap().ends_with(":probe")
                 && a["can_generate_interface"] == true
         });
-    let notes = report
-        .explanation
-        .as_ref()
-        .unwrap()
+    let notes = explanation
         .module_reasons
         .iter()
         .filter(|r| r.code == "APIZR-READY-004")

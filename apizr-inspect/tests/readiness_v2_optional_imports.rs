@@ -11,8 +11,6 @@ mod v2_support;
 
 use std::path::Path;
 
-use apizr_inspect::InspectOptions;
-use apizr_inspect::project::{ProjectOptions, inspect_dir};
 use apizr_ir::ReadinessPolicy;
 
 const PROBE: &str = "\n\ndef probe(x: int) -> int:\n    return x\n";
@@ -92,30 +90,14 @@ fn package_verdict(dir: &Path) -> (bool, Vec<u32>) {
 
 /// Whether `pkg.probe` is ready, the lines of its READY-015 culprits, its reason codes.
 fn package_reasons(dir: &Path) -> (bool, Vec<u32>, Vec<String>) {
-    let options = ProjectOptions {
-        inspect: InspectOptions {
-            explain: true,
-            readiness: ReadinessPolicy::V2,
-            ..InspectOptions::default()
-        },
-        threads: Some(1),
-        keep_envelopes: true,
-    };
-    let project = inspect_dir(dir, &options).unwrap();
-    let entry = project
-        .modules
-        .iter()
-        .find(|m| m.path.ends_with("__init__.py"))
-        .unwrap();
-    let report = entry.result.as_ref().unwrap();
-    let envelope: serde_json::Value = serde_json::from_slice(&report.envelope).unwrap();
+    let (envelope, explanation) = v2_support::package_module(dir, "__init__.py");
     let ready = envelope["readiness"]["assessments"]
         .as_array()
         .unwrap()
         .iter()
         .any(|a| a["can_generate_interface"] == true);
-    let reasons = &report.explanation.as_ref().unwrap().module_reasons;
-    let lines = reasons
+    let lines = explanation
+        .module_reasons
         .iter()
         .filter(|r| r.code == "APIZR-READY-015")
         .flat_map(|r| &r.culprits)

@@ -61,3 +61,43 @@ pub fn notes(culprits: &[Culprit], code: &str) -> Vec<String> {
         .filter_map(|c| c.note.clone())
         .collect()
 }
+
+/// The module of package directory `dir` whose path ends with `path_suffix`, inspected under
+/// v2 with explanations: its envelope (as JSON) and its explanation.
+pub fn package_module(
+    dir: &std::path::Path,
+    path_suffix: &str,
+) -> (serde_json::Value, apizr_inspect::explain::Explanation) {
+    let options = apizr_inspect::project::ProjectOptions {
+        inspect: InspectOptions {
+            explain: true,
+            readiness: ReadinessPolicy::V2,
+            ..InspectOptions::default()
+        },
+        threads: Some(1),
+        keep_envelopes: true,
+    };
+    let project = apizr_inspect::project::inspect_dir(dir, &options).unwrap();
+    let entry = project
+        .modules
+        .iter()
+        .find(|m| m.path.ends_with(path_suffix))
+        .unwrap();
+    let report = entry.result.as_ref().unwrap();
+    let envelope = serde_json::from_slice(&report.envelope).unwrap();
+    (envelope, report.explanation.clone().unwrap())
+}
+
+/// `python3 -I -S -c driver` with `input` on stdin (the workers' isolated mode): its output.
+pub fn python_stdin(driver: &str, input: &[u8]) -> std::process::Output {
+    use std::io::Write as _;
+    let mut child = std::process::Command::new("python3")
+        .args(["-I", "-S", "-c", driver])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("python3 runs (CI installs it)");
+    child.stdin.take().unwrap().write_all(input).unwrap();
+    child.wait_with_output().unwrap()
+}
