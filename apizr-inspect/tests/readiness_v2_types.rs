@@ -655,3 +655,95 @@ fn import_names_of_declared_distributions_come_from_their_wheels() {
     assert_ne!(state, "ready");
     assert_eq!(codes, ["APIZR-READY-015"]);
 }
+
+/// `@total_ordering` (bound as `total_ordering` or `functools.total_ordering`) over an enum
+/// whose body defines an ordering method is a literal of its values, as without it; the near
+/// miss without an ordering method keeps READY-013 naming the decorator rule, and CPython
+/// refuses that class with `ValueError` while it builds the proved ones by value.
+#[test]
+fn total_ordering_enums_are_literals_of_their_values_when_the_body_orders_them() {
+    let v2 = summary("ordered.py", ReadinessPolicy::V2);
+    assert!(v2.starts_with("coarser Ready \n"), "{v2}");
+    let unit = r#""unit":{"anyOf":[{"const":0,"type":"integer"},{"const":1,"type":"integer"},{"const":2,"type":"integer"}]}"#;
+    let size = r#""size":{"anyOf":[{"const":"s","type":"string"},{"const":"l","type":"string"}]}"#;
+    for schema in [unit, size] {
+        assert!(v2.contains(schema), "{schema}: {v2}");
+    }
+    let v1 = summary("ordered.py", ReadinessPolicy::V1);
+    assert!(v1.contains("APIZR-READY-013(unit)"), "{v1}");
+    let near = summary("unordered.py", ReadinessPolicy::V2);
+    assert!(near.contains("APIZR-READY-013(unit)"), "{near}");
+    assert!(
+        near.contains("enum decorators other than `unique`, or `total_ordering` over an ordering method, are unsupported"),
+        "{near}"
+    );
+    let script = "import runpy,sys\nns=runpy.run_path(sys.argv[1])\n\
+                  print(ns['coarser'](ns['Unit'](2), ns['Size']('s')).value)\n\
+                  try:\n    runpy.run_path(sys.argv[2])\nexcept ValueError as e:\n    print(e)";
+    let out = std::process::Command::new("python3")
+        .args([
+            "-c",
+            script,
+            &format!("{DIR}/ordered.py"),
+            &format!("{DIR}/unordered.py"),
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(
+        String::from_utf8(out.stdout).unwrap(),
+        "2\nmust define at least one ordering operation: < > <= >=\n"
+    );
+}
+
+/// String annotations are forward references under v2: `NumberOrString: TypeAlias = "float |
+/// str"` (TypeAlias bound only under `if TYPE_CHECKING:`, once per Python version, as in
+/// humanize) and `"te.Literal[...]"` (`import typing_extensions as te` under TYPE_CHECKING, as
+/// in click and jinja2) lower to the type they spell. Near misses keep READY-013 at the
+/// string: one that does not parse, one naming nothing, a string inside a forward reference,
+/// and a plain string constant used as an alias. v1 keeps READY-013 for all of them.
+#[test]
+fn string_annotations_are_forward_references_resolved_in_the_module_under_v2() {
+    let v2 = summary("forward.py", ReadinessPolicy::V2);
+    for name in ["ordinal", "stream", "sort_by", "listed"] {
+        let ready = format!("{name} Ready \n");
+        assert!(
+            v2.lines().any(|l| format!("{l}\n") == ready),
+            "{name}: {v2}"
+        );
+    }
+    let number = r#"{"anyOf":[{"type":"number"},{"type":"string"}]}"#;
+    assert!(v2.contains(&format!(r#""value":{number}"#)), "{v2}");
+    assert!(
+        v2.contains(&format!(r#""items":{{"items":{number},"type":"array"}}"#)),
+        "{v2}"
+    );
+    let streams = r#""name":{"anyOf":[{"const":"stdin","type":"string"},{"const":"stdout","type":"string"},{"const":"stderr","type":"string"}]}"#;
+    assert!(v2.contains(streams), "{v2}");
+    assert!(
+        v2.contains(
+            r#""by":{"anyOf":[{"const":"key","type":"string"},{"const":"value","type":"string"}]}"#
+        ),
+        "{v2}"
+    );
+    for (name, at) in [
+        ("broken", "39:15"),
+        ("unknown", "43:16"),
+        ("nested", "47:15"),
+        ("constant", "54:17"),
+    ] {
+        assert!(
+            v2.contains(&format!("{name} Conditional APIZR-READY-013(x)")),
+            "{name}: {v2}"
+        );
+        assert!(v2.contains(&format!("APIZR-READY-013 {at}")), "{at}: {v2}");
+    }
+    let v1 = summary("forward.py", ReadinessPolicy::V1);
+    for param in ["value", "name", "by", "items"] {
+        assert!(
+            v1.contains(&format!("APIZR-READY-013({param})")),
+            "{param}: {v1}"
+        );
+    }
+    assert!(!v1.contains("request"), "{v1}");
+}

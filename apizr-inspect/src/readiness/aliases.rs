@@ -10,7 +10,7 @@
 //! An alias bound more than once, or modified, is not one (v1's READY-013 stays).
 
 use apizr_ir::TypeSpec;
-use ruff_python_ast::{Expr, Stmt};
+use ruff_python_ast::{Expr, ExprName, Stmt};
 
 use super::classes::is_stdlib;
 use super::inputs::{Context, TypeFinding};
@@ -36,9 +36,11 @@ pub fn alias<'a>(
             _ => return None,
         },
         Stmt::AnnAssign(a) => match (a.target.as_ref(), a.value.as_deref()) {
-            (Expr::Name(n), Some(v))
-                if is_stdlib(facts, &a.annotation, "typing", &["TypeAlias"]).is_some() =>
-            {
+            (Expr::Name(n), Some(v)) if is_type_alias(facts, &a.annotation) => {
+                // Declared an alias: a string value is a forward reference (`forward.rs`).
+                if matches!(v, Expr::StringLiteral(_)) {
+                    return once(facts, statement, n, v);
+                }
                 (n, v)
             }
             _ => return None,
@@ -52,10 +54,46 @@ pub fn alias<'a>(
     if !is_type_expression(value) {
         return None;
     }
+    once(facts, statement, target, value)
+}
+
+/// The alias `target = value` when it is placed where v2 reads aliases and bound once.
+fn once<'a>(
+    facts: &ModuleFacts<'a>,
+    statement: &Statement<'a>,
+    target: &'a ExprName,
+    value: &'a Expr,
+) -> Option<(&'a str, &'a Expr)> {
     let name = target.id.as_str();
     let placed = statement.is_direct() || in_type_checking(facts, statement);
     let once = facts.bindings_of(name, View::Namespace).count() == 1 && !facts.is_mutated(name);
     (placed && once).then_some((name, value))
+}
+
+/// `TypeAlias` of `typing` or `typing_extensions`: `m.TypeAlias` of a direct `import m`, or a
+/// name every binding of which imports `TypeAlias` (humanize binds it once from each module
+/// under `if TYPE_CHECKING:` by Python version). Annotations are never evaluated by the
+/// worker, so where the import runs does not matter; one that is not `TypeAlias` does.
+fn is_type_alias(facts: &ModuleFacts, annotation: &Expr) -> bool {
+    let modules = ["typing", "typing_extensions"];
+    if modules
+        .iter()
+        .any(|m| is_stdlib(facts, annotation, m, &["TypeAlias"]).is_some())
+    {
+        return true;
+    }
+    let Expr::Name(n) = annotation else {
+        return false;
+    };
+    let name = n.id.as_str();
+    let mut bindings = facts.bindings_of(name, View::Namespace).peekable();
+    bindings.peek().is_some()
+        && !facts.is_mutated(name)
+        && bindings.all(|(_, b)| {
+            modules
+                .iter()
+                .any(|m| b.kind.is_from_import(m, "TypeAlias"))
+        })
 }
 
 /// Only values that look like types: names, attributes, subscripts and `X | Y` (a string or

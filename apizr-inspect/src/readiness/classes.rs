@@ -254,8 +254,9 @@ fn enum_shape(ctx: &Context, class: &ast::StmtClassDef) -> Result<TypeSpec, Stri
         return Err("an enum's bases must be one enum base, optionally with str or int".into());
     }
     for decorator in &class.decorator_list {
-        if is_stdlib(facts, &decorator.expression, "enum", &["unique"]).is_none() {
-            return Err("enum decorators other than `unique` are unsupported".into());
+        let unique = is_stdlib(facts, &decorator.expression, "enum", &["unique"]).is_some();
+        if !unique && !total_ordering(facts, &decorator.expression, &class.body) {
+            return Err("enum decorators other than `unique`, or `total_ordering` over an ordering method, are unsupported".into());
         }
     }
     let mut values: Vec<Value> = Vec::new();
@@ -292,6 +293,17 @@ fn enum_shape(ctx: &Context, class: &ast::StmtClassDef) -> Result<TypeSpec, Stri
         values,
         ..TypeSpec::simple(TypeKind::Literal)
     })
+}
+
+/// `functools.total_ordering` over a class body that defines one of `__lt__`, `__le__`,
+/// `__gt__`, `__ge__` itself: it then only adds the missing comparison methods and returns the
+/// class (without one it raises `ValueError`), so members, values and `C(value)` are unchanged.
+fn total_ordering(facts: &ModuleFacts, decorator: &Expr, body: &[Stmt]) -> bool {
+    is_stdlib(facts, decorator, "functools", &["total_ordering"]).is_some()
+        && body.iter().any(|stmt| {
+            matches!(stmt, Stmt::FunctionDef(def)
+                if matches!(def.name.as_str(), "__lt__" | "__le__" | "__gt__" | "__ge__"))
+        })
 }
 
 /// `enum.auto()` without arguments.
@@ -515,7 +527,7 @@ fn frozen(decorators: &[ast::Decorator]) -> Option<bool> {
 
 /// The statements every class body may hold besides fields and members: a docstring, `pass`
 /// and methods (methods do not change the JSON form or how the instance is built, except
-/// these three, which are refused).
+/// these, which are refused: `_generate_next_value_` changes what `auto()` gives).
 fn plain_body(stmt: &Stmt) -> Result<(), String> {
     match stmt {
         Stmt::Pass(_) => Ok(()),
@@ -523,7 +535,7 @@ fn plain_body(stmt: &Stmt) -> Result<(), String> {
         Stmt::FunctionDef(def)
             if !matches!(
                 def.name.as_str(),
-                "__init__" | "__new__" | "__post_init__" | "_missing_"
+                "__init__" | "__new__" | "__post_init__" | "_missing_" | "_generate_next_value_"
             ) =>
         {
             Ok(())

@@ -28,6 +28,10 @@ pub const TYPING_NAMES: [&str; 13] = [
     "NotRequired",
 ];
 
+/// Readiness v2: modules whose [`TYPING_NAMES`] are typing's (`typing_extensions` re-exports
+/// them with the same meaning for annotations).
+const TYPING_MODULES: [&str; 2] = ["typing", "typing_extensions"];
+
 pub fn is_typing_name(name: &str) -> bool {
     TYPING_NAMES.contains(&name)
 }
@@ -47,6 +51,8 @@ pub struct Context<'a> {
     /// Readiness v2: abstract collections resolve to the concrete type the worker builds
     /// ([`super::abcs`]) and `bytes`/`bytearray` are types.
     pub v2: bool,
+    /// Classifying or lowering the expression of a forward reference ([`super::forward`]).
+    pub in_forward: Cell<bool>,
 }
 
 impl<'a> Context<'a> {
@@ -61,6 +67,7 @@ impl<'a> Context<'a> {
             aliases: HashMap::new(),
             inlined: Cell::new(0),
             v2: false,
+            in_forward: Cell::new(false),
         }
     }
 }
@@ -95,9 +102,18 @@ impl Context<'_> {
                 let (binding_id, binding) = facts
                     .unique_binding(id, View::Namespace)
                     .ok_or(Unresolved::Rebound)?;
-                let proven = binding.kind.is_from_import("typing", id)
-                    && is_typing_name(id)
-                    && facts.is_direct(binding);
+                let proven = is_typing_name(id)
+                    && match self.v2 {
+                        true => {
+                            TYPING_MODULES
+                                .iter()
+                                .any(|m| binding.kind.is_from_import(m, id))
+                                && self.names_a_type(binding)
+                        }
+                        false => {
+                            binding.kind.is_from_import("typing", id) && facts.is_direct(binding)
+                        }
+                    };
                 proven
                     .then(|| id.to_string())
                     .ok_or(Unresolved::Bound(binding_id))
@@ -121,12 +137,27 @@ impl Context<'_> {
                 let (binding_id, binding) = facts
                     .unique_binding(root, View::Namespace)
                     .ok_or(Unresolved::Rebound)?;
-                (binding.kind.is_import_of("typing") && facts.is_direct(binding))
+                let proven = match self.v2 {
+                    true => {
+                        TYPING_MODULES.iter().any(|m| binding.kind.is_import_of(m))
+                            && self.names_a_type(binding)
+                    }
+                    false => binding.kind.is_import_of("typing") && facts.is_direct(binding),
+                };
+                proven
                     .then(|| n.to_string())
                     .ok_or(Unresolved::Bound(binding_id))
             }
             _ => Err(Unresolved::Expression),
         }
+    }
+
+    /// Readiness v2: an import binding that annotations may use to name a type — direct, or
+    /// directly under `if TYPE_CHECKING:` (annotations are never evaluated by the worker, so
+    /// an import that only the type checker runs names the same type).
+    fn names_a_type(&self, binding: &crate::facts::Binding) -> bool {
+        let statement = self.facts.statement(binding.stmt);
+        statement.is_direct() || super::aliases::in_type_checking(self.facts, statement)
     }
 
     /// The reason codes of one annotation (duplicates allowed; callers de-duplicate).
@@ -145,6 +176,9 @@ impl Context<'_> {
         use ReasonCode::*;
         match expr {
             Expr::NoneLiteral(_) => return,
+            Expr::StringLiteral(s) if let Some(parsed) = self.forward(s) => {
+                return self.forward_findings(s, &parsed, out);
+            }
             Expr::StringLiteral(_)
             | Expr::BytesLiteral(_)
             | Expr::NumberLiteral(_)

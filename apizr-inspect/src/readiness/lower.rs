@@ -30,6 +30,10 @@ impl Context<'_> {
     pub fn lower(&self, expr: &Expr) -> TypeSpec {
         match expr {
             Expr::NoneLiteral(_) => return TypeSpec::simple(TypeKind::Null),
+            // Readiness v2: a forward reference lowers as the expression it spells.
+            Expr::StringLiteral(s) if let Some(parsed) = self.forward(s) => {
+                return self.inside_forward(|| self.lower(parsed.expr()));
+            }
             Expr::BinOp(b) if b.op == Operator::BitOr => {
                 return spec(
                     TypeKind::Union,

@@ -27,6 +27,7 @@ pub mod assemble;
 pub mod bindings;
 pub mod classes;
 pub mod evidence;
+pub mod forward;
 pub mod imported;
 pub mod imports;
 pub mod init;
