@@ -18,6 +18,8 @@
 //! | `list`/`tuple`/`set`/`frozenset(E for x in range(a[, b]))` | int literals; `E` proved with `x` an int in that range ([`super::comprehension`]) |
 //! | `classmethod(f)`, `staticmethod(f)`, `property(f)` | `f` a lambda or a function of the module |
 //! | `type(None)` | the `NoneType` |
+//! | `v.to_bytes(length, byteorder)` | `v` a bounded int that fits ([`super::ints`]) |
+//! | `D.update(...)` as a top-level statement | `D` a dict the module built ([`super::dicts`]) |
 //! | `contextvars.ContextVar(literal[, default=value])` | |
 //! | `collections.namedtuple(literal, fields)` | field names are identifiers, not keywords, no `_` prefix, distinct |
 //! | `enum.auto()`, `dataclasses.field(...)` | only in enum / dataclass bodies ([`super::class`]) |
@@ -76,6 +78,10 @@ impl Prover<'_> {
     pub fn call(&self, call: &ExprCall) -> Proof<Meaning> {
         // `"\x00".encode("ascii")` ([`super::methods`]).
         if let Some(meaning) = self.method_call(call) {
+            return Ok(meaning);
+        }
+        // `v.to_bytes(1, "big")` of a bounded int ([`super::ints`]).
+        if let Some(meaning) = self.int_method(call) {
             return Ok(meaning);
         }
         // `logging.getLogger(__name__).addHandler(NullHandler())` ([`super::registry`]).

@@ -104,9 +104,12 @@ impl Prover<'_> {
         self.class_statement(class).map(|(info, _)| info)
     }
 
-    /// The proved class and, for an enum, the members whose attribute reads v2 knows exist
-    /// ([`BodyOutcome::members`]).
-    pub fn class_statement(&self, class: &ast::StmtClassDef) -> Proof<(ClassInfo, Vec<String>)> {
+    /// The proved class and the attributes whose reads through the class v2 knows run
+    /// nothing, with the kind they give ([`BodyOutcome::members`]).
+    pub fn class_statement(
+        &self,
+        class: &ast::StmtClassDef,
+    ) -> Proof<(ClassInfo, Vec<(String, Kind)>)> {
         let decorated = self.class_decorators(class)?;
         let Bases {
             mut kind,
@@ -498,8 +501,9 @@ struct BodyOutcome {
     has_members: bool,
     /// An enum's members whose value is a builtin value or `auto()` (a value with `__get__`,
     /// an instance of some class, would be a descriptor that reading the name runs), when the
-    /// enum defines no dunder method.
-    members: Vec<String>,
+    /// enum defines no dunder method; a plain or exception class's data attributes
+    /// ([`Prover::data_attributes`]). With the kind of value reading them gives.
+    members: Vec<(String, Kind)>,
     init_subclass: bool,
     /// The body binds `__new__`, `__init__` or `__del__` (code that instantiating runs).
     lifecycle: bool,
@@ -687,10 +691,39 @@ impl Prover<'_> {
                     self.is_auto(value)
                         || matches!(self.value(value), Ok(Meaning::Value(k)) if !matches!(k, Kind::Other | Kind::Object))
                 })
-                .map(|(name, _)| name.to_string())
+                .map(|(name, _)| (name.to_string(), Kind::Object))
                 .collect();
         }
+        if matches!(kind, ClassKind::Plain | ClassKind::Exception) {
+            out.members = self.data_attributes(&bound_here);
+        }
         Ok(out)
+    }
+
+    /// A plain or exception class's own attributes whose read through the class gives the
+    /// value its body bound (`BadRequest.description`), neither dunder nor private (`__x`,
+    /// stored as `_C__x`): `type.__getattribute__` (the
+    /// metaclass of every class v2 proves is `type` or `ABCMeta`) first looks for a data
+    /// descriptor of that name on the metaclass — only dunder names there, and `mro` a
+    /// method —, then in the class's MRO, where the class's own namespace comes first; a
+    /// value of a builtin data kind (a str, int, tuple, list, dict, ...) has no `__get__`, so
+    /// the read returns it. Names the body bound last to such a value, not deleted; a class
+    /// decorator v2 proves returns the class itself; nothing v2 proves stores into a class
+    /// attribute afterwards (only `__module__`/`__doc__`).
+    fn data_attributes(&self, bound_here: &[&str]) -> Vec<(String, Kind)> {
+        let mut out: Vec<(String, Kind)> = Vec::new();
+        for name in bound_here {
+            // `__x` is stored mangled (`_C__x`): `C.__x` outside the body raises.
+            if name.starts_with("__") || *name == "mro" || out.iter().any(|(n, _)| n == name) {
+                continue;
+            }
+            if let Some(Meaning::Value(kind)) = self.env.lookup(name)
+                && !matches!(kind, Kind::Other | Kind::Object)
+            {
+                out.push((name.to_string(), kind));
+            }
+        }
+        out
     }
 
     /// A dataclass field's default: `field(...)` or a hashable value; whether it gives the

@@ -9,11 +9,12 @@
 //! | `range(stop)`, `range(start, stop)` with int literals `0 <= start`, `stop <= 0x110000` | an int, and a code point (`chr(x)` cannot fail) |
 //! | a string literal | a one-character string |
 //! | a tuple or list display of int (or of str) literals | an int (a str); an exponent of `**` when every literal is at most [`MAX_EXPONENT`] |
+//! | a list or tuple display of int literals, `*range(...)` and `*b"..."` ([`super::ints`]) | an int below the largest item + 1 ([`Mark::IntBelow`]; a code point when that is at most `0x110000`) |
 
 use ruff_python_ast::{Comprehension, Expr, Number};
 use ruff_text_size::Ranged;
 
-use super::env::{Kind, Meaning};
+use super::env::{Kind, Mark, Meaning};
 use super::pure::MAX_EXPONENT;
 use super::{Prover, Unproved, Why};
 
@@ -45,6 +46,8 @@ impl Prover<'_> {
             return fail();
         };
         let mut exponent = false;
+        // The loop variable is an int in `0..n` ([`super::ints`]).
+        let mut below = None;
         let (kind, code_point) = match &generator.iter {
             Expr::Call(call)
                 if call.arguments.keywords.is_empty()
@@ -54,18 +57,22 @@ impl Prover<'_> {
                 let bounds: Option<Vec<u64>> =
                     call.arguments.args.iter().map(int_literal).collect();
                 match bounds.as_deref() {
-                    Some([stop]) | Some([_, stop]) => (Kind::Int, *stop <= CODE_POINTS),
+                    Some([stop]) | Some([_, stop]) => {
+                        below = Some(*stop);
+                        (Kind::Int, *stop <= CODE_POINTS)
+                    }
                     _ => return fail(),
                 }
             }
             Expr::StringLiteral(_) => (Kind::Str, false),
             Expr::Tuple(ruff_python_ast::ExprTuple { elts, .. })
             | Expr::List(ruff_python_ast::ExprList { elts, .. }) => {
-                if elts.iter().all(|e| int_literal(e).is_some()) {
+                if let Some(bound) = self.int_items_bound(elts) {
                     exponent = elts
                         .iter()
                         .all(|e| int_literal(e).is_some_and(|i| i <= MAX_EXPONENT));
-                    (Kind::Int, false)
+                    below = Some(bound);
+                    (Kind::Int, bound <= CODE_POINTS)
                 } else if elts.iter().all(|e| matches!(e, Expr::StringLiteral(_))) {
                     (Kind::Str, false)
                 } else {
@@ -76,6 +83,9 @@ impl Prover<'_> {
         };
         let mut scope = self.nested(self.local.clone());
         scope.env.bind(target.id.as_str(), Meaning::Value(kind));
+        if let Some(below) = below {
+            scope.env.mark(target.id.as_str(), Mark::IntBelow(below));
+        }
         if code_point {
             scope.local = scope.local.with_code_point(target.id.as_str());
         }

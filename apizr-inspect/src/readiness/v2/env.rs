@@ -125,11 +125,13 @@ pub struct Env {
     /// `"|".join(TAGS)`); kept like `strings`. Tuples only: a list can be changed in place
     /// through another name (`L2 = L; L2 += ["("]` is proved and mutates `L`).
     sequences: HashMap<String, Vec<String>>,
-    /// The member names of names bound to an enum class v2 proved, whose values are builtin
-    /// values or `auto()` (a member value with `__get__` would be a descriptor, not a
-    /// member): `Color.RED` exists and reading it runs nothing ([`super::class`]). Kept like
-    /// `strings`.
-    members: HashMap<String, Vec<String>>,
+    /// The attributes of names bound to a class v2 proved whose reads through the class run
+    /// nothing, with the kind of value they give ([`super::class`]): an enum's members whose
+    /// values are builtin values or `auto()` (a member value with `__get__` would be a
+    /// descriptor, not a member) give the member (`Color.RED`, an object); a plain or
+    /// exception class's own non-dunder attributes bound to a builtin value give that value
+    /// (`BadRequest.description`, a str). Kept like `strings`.
+    members: HashMap<String, Vec<(String, Kind)>>,
     /// Names bound to a tuple display of literals ([`super::constant`]: `__version_info__ =
     /// (3, 6, 0, "final", 0)`); kept like `strings` (a tuple cannot change in place).
     constants: HashMap<String, super::constant::Value>,
@@ -160,6 +162,12 @@ pub enum Mark {
     /// A tuple of ints ([`super::stmt`]'s `is_int_tuple`): `py = sys.version_info`, so that
     /// `py >= (3, 0, 0)` compares ints only.
     IntTuple,
+    /// An int in `0..n`: a comprehension's loop variable over a display of such ints
+    /// ([`super::ints`]), so that `v.to_bytes(1, "big")` or `b"%c" % v` cannot overflow.
+    IntBelow(u64),
+    /// A dict this module built (a display, `dict(...)`, `str.maketrans(...)`) and bound to
+    /// this name only: `D.update(...)` changes the module's own value ([`super::dicts`]).
+    FreshDict,
 }
 
 /// `bool()` of a value of this meaning runs no code of the inspected program and cannot
@@ -186,21 +194,23 @@ impl Env {
         self.constants.remove(name);
     }
 
-    /// Bind `name` to an enum class with these members.
-    pub fn bind_enum(&mut self, name: &str, meaning: Meaning, members: Vec<String>) {
+    /// Bind `name` to a class with these attributes whose reads run nothing (an enum's
+    /// members, a plain class's data attributes).
+    pub fn bind_class(&mut self, name: &str, meaning: Meaning, members: Vec<(String, Kind)>) {
         self.bind(name, meaning);
         if !members.is_empty() {
             self.members.insert(name.to_string(), members);
         }
     }
 
-    /// `name` is bound here to an enum class with a member `member`.
-    pub fn has_member(&self, name: &str, member: &str) -> bool {
-        matches!(self.names.get(name), Some(Meaning::Class(_)))
-            && self
-                .members
-                .get(name)
-                .is_some_and(|m| m.iter().any(|m| m == member))
+    /// `name` is bound here to a class whose attribute `member` exists and is read without
+    /// running anything: the kind of value the read gives.
+    pub fn member(&self, name: &str, member: &str) -> Option<Kind> {
+        if !matches!(self.names.get(name), Some(Meaning::Class(_))) {
+            return None;
+        }
+        let members = self.members.get(name)?;
+        members.iter().find(|(m, _)| m == member).map(|(_, k)| *k)
     }
 
     /// Record the exact value `name` (just bound to a tuple) holds.
@@ -240,6 +250,14 @@ impl Env {
     /// `name` has this mark here.
     pub fn has_mark(&self, name: &str, mark: Mark) -> bool {
         self.marks.get(name) == Some(&mark)
+    }
+
+    /// The exclusive bound of the int `name` holds here ([`Mark::IntBelow`]).
+    pub fn int_below(&self, name: &str) -> Option<u64> {
+        match self.marks.get(name) {
+            Some(Mark::IntBelow(n)) => Some(*n),
+            _ => None,
+        }
     }
 
     /// Bind `name` to a string whose value v2 knows.
@@ -379,7 +397,7 @@ impl Env {
                     out.sequences.remove(name);
                 }
             }
-            let members: Vec<Option<&Vec<String>>> =
+            let members: Vec<Option<&Vec<(String, Kind)>>> =
                 arms.iter().map(|a| a.members.get(name)).collect();
             match members.split_first() {
                 Some((Some(first), rest)) if rest.iter().all(|m| *m == Some(*first)) => {

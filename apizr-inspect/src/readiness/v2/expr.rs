@@ -211,11 +211,12 @@ impl Prover<'_> {
                 _ => fail(),
             };
         }
-        // A member of an enum class of the module ([`super::env::Env::has_member`]).
+        // A member of an enum class of the module, or a plain class's data attribute
+        // ([`super::env::Env::member`]).
         if let Expr::Name(n) = attr.value.as_ref()
-            && self.env.has_member(n.id.as_str(), attr.attr.as_str())
+            && let Some(kind) = self.env.member(n.id.as_str(), attr.attr.as_str())
         {
-            return Ok(Meaning::Value(Kind::Object));
+            return Ok(Meaning::Value(kind));
         }
         let qualified = match self.value(&attr.value)? {
             // A module of the inspected package: what it binds, when it is proved.
@@ -280,6 +281,10 @@ impl Prover<'_> {
         }
         // `%`-formatting of known strings ([`super::strings`]).
         if b.op == Operator::Mod {
+            // `b"\\%03o" % v` of an int ([`super::ints`]).
+            if let Some(meaning) = self.bytes_format(b) {
+                return Ok(meaning);
+            }
             return if self.str_binop(b).is_some() {
                 Ok(Meaning::Value(Kind::Str))
             } else {

@@ -24,7 +24,8 @@
 //!   [`registry`] calls that only change the worker process's warnings filters, logging
 //!   tree, codec error handlers and URL scheme lists;
 //!   [`comprehension`] comprehensions over ranges and literal displays; [`constant`] calls
-//!   of local functions on known values.
+//!   of local functions on known values; [`ints`] ints of known bounds (`v.to_bytes(1,
+//!   "big")`, `b"%03o" % v`); [`dicts`] `D.update(...)` of a dict the module built.
 //!
 //! v2 also adds obligations v1 never checked: a name a statement evaluates must be bound by
 //! then (an annotation naming a class defined later raises `NameError` at import). A
@@ -41,6 +42,7 @@ pub mod class;
 pub mod comprehension;
 pub mod constant;
 pub mod decorators;
+pub mod dicts;
 pub mod displays;
 pub mod env;
 pub mod exceptions;
@@ -48,6 +50,7 @@ pub mod expr;
 pub mod fixed;
 pub mod generics;
 pub mod instances;
+pub mod ints;
 pub mod joins;
 pub mod known;
 pub mod markers;

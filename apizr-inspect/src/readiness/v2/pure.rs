@@ -99,6 +99,12 @@ impl<'p> Local<'p> {
         local
     }
 
+    /// Proving the body of a call of the module's own code (not its top level): a statement
+    /// there runs in another function's frame, maybe for another module ([`super::dicts`]).
+    pub fn calling(&self) -> bool {
+        self.depth.get() > 0
+    }
+
     /// The same functions, as a called function's body sees them: the comprehension's loop
     /// variables are not its names (a local of the same name may hold anything).
     fn in_call(&self) -> Local<'p> {

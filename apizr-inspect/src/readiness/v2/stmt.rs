@@ -29,9 +29,13 @@ impl<'p> Prover<'p> {
         let fail = |why| Err(Unproved::at(stmt.range(), why));
         match stmt {
             Stmt::Pass(_) => {}
-            Stmt::Expr(e) => {
-                self.value(&e.value)?;
-            }
+            Stmt::Expr(e) => match self.dict_update(&e.value) {
+                // `D.update(...)` of a dict the module built ([`super::dicts`]).
+                Some(proof) => proof?,
+                None => {
+                    self.value(&e.value)?;
+                }
+            },
             Stmt::Import(node) => self.import_statement(node)?,
             Stmt::ImportFrom(node) => {
                 if let (0, Some(module)) = (node.level, &node.module) {
@@ -83,7 +87,7 @@ impl<'p> Prover<'p> {
             Stmt::ClassDef(class) => {
                 let (info, members) = self.class_statement(class)?;
                 self.env
-                    .bind_enum(class.name.as_str(), Meaning::Class(info), members);
+                    .bind_class(class.name.as_str(), Meaning::Class(info), members);
             }
             Stmt::If(node) => self.branch(node)?,
             Stmt::Try(node) => self.try_(node)?,

@@ -147,6 +147,7 @@ impl Prover<'_> {
     /// tuple display of strings, when v2 folds them.
     pub fn bind_value(&mut self, name: &str, value: &Expr, meaning: Meaning) {
         let tuple = meaning == Meaning::Value(Kind::Tuple);
+        let dict = meaning == Meaning::Value(Kind::Dict);
         match (self.str_value(value), value) {
             (Some(folded), _) => self.env.bind_str(name, folded),
             (None, Expr::Tuple(_)) if meaning == Meaning::Value(Kind::Tuple) => {
@@ -173,6 +174,10 @@ impl Prover<'_> {
             && list.elts.iter().all(|e| self.is_hashable_element(e))
         {
             self.env.mark(name, super::env::Mark::HashableItems);
+        }
+        // `D = {...}`: a dict only this module built ([`super::dicts`]).
+        if dict && self.builds_dict(value) {
+            self.env.mark(name, super::env::Mark::FreshDict);
         }
         // `py = sys.version_info`: ordered comparisons of ints (tuples cannot change).
         if tuple && self.is_int_tuple(value) {
