@@ -149,6 +149,71 @@ const CASES: &[Case] = &[
         Raises("AttributeError"),
         "C.x",
     ),
+    // werkzeug.serving's class body: a translation table from a dict comprehension of int
+    // keys and int-formatting f-strings, then one more item stored.
+    (
+        "class H:\n    table = str.maketrans(\n        {c: rf'\\x{c:02x}' for c in [*range(0x20), *range(0x7F, 0xA0)]}\n    )\n    table[ord('\\\\')] = r'\\\\'\nM = str.maketrans({'a': 'b', 1: None})",
+        "M = str.maketrans({'ab': 'c'})",
+        Raises("ValueError"),
+        "'ab': 'c'",
+    ),
+    (
+        "M = str.maketrans({c: None for c in [1, 2]})",
+        "M = str.maketrans({(1,): 'c'})",
+        Raises("TypeError"),
+        "(1,)",
+    ),
+    (
+        "T = [f'{c:02X}|{c:3}|{c:o}' for c in [1, 2]]",
+        "T = [f'{c!r:02x}' for c in [1, 2]]",
+        Raises("ValueError"),
+        "f'{c!r",
+    ),
+    (
+        "T = [f'{c:08b}' for c in [1, 2]]",
+        "T = [f'{c:,x}' for c in [1, 2]]",
+        Raises("ValueError"),
+        "f'{c:,x}'",
+    ),
+    (
+        "T = {c: [c] for c in [1, 2]}",
+        "T = {[c]: 0 for c in [1, 2]}",
+        Raises("TypeError"),
+        "[c]: 0",
+    ),
+    // In a class body a comprehension's element sees the module's names, not the class's.
+    (
+        "class C:\n    n = 1\n    T = [c * 2 for c in [*range(3)]]",
+        "class C:\n    n = 1\n    T = [c + n for c in [1, 2]]",
+        Raises("NameError"),
+        "[c + n",
+    ),
+    // `D[k] = v` of a dict the module built: a hashable key.
+    (
+        "D = {}\nD['a'] = 1\nD[ord('x')] = 2\nD[(1, 'b')] = []",
+        "D = {}\nD[[1]] = 2",
+        Raises("TypeError"),
+        "[1]] = 2",
+    ),
+    (
+        "D = {}\nD[1] = 2",
+        "D = {}\nE = D\nE[1] = 2",
+        Effect("D == {1: 2}"),
+        "E[1]",
+    ),
+    // `type(x)`: one argument is `x`'s class (werkzeug.debug.repr's `type(_paragraph_re)`).
+    (
+        "import re\nP = re.compile('a')\nT = type(P)\nU = type(1)\nclass C:\n    pass\nM = type(C)",
+        "T = type('T', (), {}, 1)",
+        Raises("TypeError"),
+        "type('T'",
+    ),
+    (
+        "T = type(None)",
+        "T = type(None, x=1)",
+        Raises("TypeError"),
+        "type(None, x=1)",
+    ),
 ];
 
 fn module(body: &str) -> String {

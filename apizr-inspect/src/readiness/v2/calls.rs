@@ -17,9 +17,10 @@
 //! | `types.MappingProxyType(d)` | `d` a dict |
 //! | `list`/`tuple`/`set`/`frozenset(E for x in range(a[, b]))` | int literals; `E` proved with `x` an int in that range ([`super::comprehension`]) |
 //! | `classmethod(f)`, `staticmethod(f)`, `property(f)` | `f` a lambda or a function of the module |
-//! | `type(None)` | the `NoneType` |
+//! | `type(x)` | one argument, a module, a class v2 proved or a value v2 knows: its class |
 //! | `v.to_bytes(length, byteorder)` | `v` a bounded int that fits ([`super::ints`]) |
-//! | `D.update(...)` as a top-level statement | `D` a dict the module built ([`super::dicts`]) |
+//! | `D.update(...)` as a top-level statement, `D[k] = v` | `D` a dict the module built ([`super::dicts`]) |
+//! | `str.maketrans(d)` | `d` a dict display or comprehension of int or one-character str keys ([`super::dicts`]) |
 //! | `contextvars.ContextVar(literal[, default=value])` | |
 //! | `collections.namedtuple(literal, fields)` | field names are identifiers, not keywords, no `_` prefix, distinct |
 //! | `enum.auto()`, `dataclasses.field(...)` | only in enum / dataclass bodies ([`super::class`]) |
@@ -48,6 +49,7 @@ pub fn is_allowlisted(qualified: &str) -> bool {
             | "builtins.staticmethod"
             | "builtins.property"
             | "builtins.type"
+            | "builtins.str.maketrans"
             | "struct.calcsize"
             | "gettext.NullTranslations"
             | "types.MappingProxyType"
@@ -264,11 +266,18 @@ impl Prover<'_> {
             {
                 Meaning::Value(Kind::Other)
             }
-            // `type(None)` is `NoneType`.
-            "builtins.type"
-                if keywords.is_empty() && matches!(&args[..], [Expr::NoneLiteral(_)]) =>
-            {
-                Meaning::TypeLike
+            // `str.maketrans({...})` of int or one-character keys ([`super::dicts`]).
+            "builtins.str.maketrans" => self.maketrans_argument(call)?,
+            // `type(x)` is `x`'s class: CPython's `type_call` returns `Py_TYPE(x)` for one
+            // positional argument and nothing else, which cannot raise (`type(None)` is
+            // `NoneType`, werkzeug.debug.repr's `type(_paragraph_re)` is `re.Pattern`). Of a
+            // module, a class v2 proved or a value v2 knows, the result is a class whose
+            // metaclass is `type`, `ABCMeta` or `EnumType` (a type, for typing's checks).
+            "builtins.type" if keywords.is_empty() && args.len() == 1 => {
+                match self.value(&args[0])? {
+                    Meaning::Module(_) | Meaning::Class(_) | Meaning::Value(_) => Meaning::TypeLike,
+                    _ => return fail(Why::Arguments),
+                }
             }
             "contextvars.ContextVar" if only_keywords(&["default"]) => {
                 let [Expr::StringLiteral(_)] = &args[..] else {

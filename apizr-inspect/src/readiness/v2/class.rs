@@ -623,6 +623,15 @@ impl Prover<'_> {
                         (_, None) => {}
                     }
                 }
+                // `D[k] = v` of a dict the module or this body built ([`super::dicts`]).
+                Stmt::Assign(a)
+                    if kind == ClassKind::Plain
+                        && let [target] = a.targets.as_slice()
+                        && let Some(store) = self.dict_item_store(target) =>
+                {
+                    self.value(&a.value)?;
+                    store?;
+                }
                 Stmt::Assign(a) if kind != ClassKind::TypedDict => {
                     let [Expr::Name(target)] = a.targets.as_slice() else {
                         return fail(Why::Target);

@@ -2,7 +2,8 @@
 //! one `for`, no condition, not `async`, over an iterable v2 knows the items of, with the
 //! element expression proved for any item. The loop variable lives in the comprehension's own
 //! scope; every other name is the module's (a comprehension in a class body cannot see the
-//! class's names, so none is proved there).
+//! class's names, so there only an element that reads nothing but the loop variable is
+//! proved: `{c: rf"\x{c:02x}" for c in [*range(0x20)]}` in werkzeug's `WSGIRequestHandler`).
 //!
 //! | iterable | the loop variable is |
 //! | --- | --- |
@@ -39,12 +40,18 @@ impl Prover<'_> {
         let [generator] = generators else {
             return fail();
         };
-        if self.local.in_class || generator.is_async || !generator.ifs.is_empty() {
+        if generator.is_async || !generator.ifs.is_empty() {
             return fail();
         }
         let Expr::Name(target) = &generator.target else {
             return fail();
         };
+        // In a class body the element runs in a scope that sees the module's names, not the
+        // class's (which the prover's environment holds): proved only when it reads nothing
+        // but the loop variable. The iterable runs in the class body, as proved here.
+        if self.local.in_class && !reads_only(elt, target.id.as_str()) {
+            return fail();
+        }
         let mut exponent = false;
         // The loop variable is an int in `0..n` ([`super::ints`]).
         let mut below = None;
@@ -105,4 +112,31 @@ pub(super) fn int_literal(expr: &Expr) -> Option<u64> {
         },
         _ => None,
     }
+}
+
+/// `expr` reads no name but `name` (a comprehension element in a class body).
+fn reads_only(expr: &Expr, name: &str) -> bool {
+    use ruff_python_ast::visitor::{Visitor, walk_expr};
+    struct Names<'n> {
+        name: &'n str,
+        other: bool,
+    }
+    impl<'a> Visitor<'a> for Names<'_> {
+        fn visit_expr(&mut self, expr: &'a Expr) {
+            match expr {
+                Expr::Name(n) => self.other |= n.id.as_str() != self.name,
+                // A nested scope may bind names of its own: not followed.
+                Expr::Lambda(_)
+                | Expr::ListComp(_)
+                | Expr::SetComp(_)
+                | Expr::DictComp(_)
+                | Expr::Generator(_)
+                | Expr::Named(_) => self.other = true,
+                other => walk_expr(self, other),
+            }
+        }
+    }
+    let mut names = Names { name, other: false };
+    names.visit_expr(expr);
+    !names.other
 }

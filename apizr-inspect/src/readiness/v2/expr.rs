@@ -110,6 +110,8 @@ impl Prover<'_> {
             }
             // A call v2 folds to a string (`re.escape(string.punctuation)`).
             Expr::Call(_) if self.str_value(expr).is_some() => Meaning::Value(Kind::Str),
+            // `ord("\\")` of a known one-character string ([`super::joins`]).
+            Expr::Call(_) if self.int_value(expr).is_some() => Meaning::Value(Kind::Int),
             Expr::Call(call) => self.call(call)?,
             // An f-string v2 folds ([`super::strings`]): only known strings are formatted.
             Expr::FString(_) if self.str_value(expr).is_some() => Meaning::Value(Kind::Str),
@@ -118,6 +120,8 @@ impl Prover<'_> {
                 self.comprehension(&c.elt, &c.generators, expr)?;
                 Meaning::Value(Kind::List)
             }
+            // `{k: v for x in ...}` ([`super::dicts`]).
+            Expr::DictComp(d) => self.dict_comprehension(d, expr)?,
             Expr::Lambda(lambda) => {
                 if let Some(params) = &lambda.parameters {
                     for default in params

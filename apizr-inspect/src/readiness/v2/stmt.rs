@@ -281,6 +281,8 @@ impl<'p> Prover<'p> {
             {
                 Ok(())
             }
+            // `D[k] = v` of a dict the module built ([`super::dicts`]).
+            Expr::Subscript(_) if let Some(proof) = self.dict_item_store(target) => proof,
             _ => Err(Unproved::at(target.range(), Why::Target)),
         }
     }

@@ -101,6 +101,17 @@ impl Prover<'_> {
             FStringPart::Literal(_) => true,
             FStringPart::FString(f) => f.elements.iter().all(|element| match element {
                 InterpolatedStringElement::Literal(_) => true,
+                // `{c:02x}` of an int: `format(int, spec)` with a spec `[0][width][d|x|X|o|b]`
+                // ([`super::joins::format_int`] accepts it) cannot fail; not after a `!r`
+                // conversion (a str refuses an int spec).
+                InterpolatedStringElement::Interpolation(i) if i.format_spec.is_some() => {
+                    i.conversion == ruff_python_ast::ConversionFlag::None
+                        && i.format_spec
+                            .as_deref()
+                            .and_then(super::joins::literal_spec)
+                            .is_some_and(|spec| super::joins::format_int(0, &spec).is_some())
+                        && self.value(&i.expression) == Ok(Meaning::Value(Kind::Int))
+                }
                 InterpolatedStringElement::Interpolation(i) => {
                     i.format_spec.is_none()
                         && matches!(

@@ -9,7 +9,7 @@ FORMAT = "P"
 STANDARD = struct.calcsize("<P")
 VARIABLE = struct.calcsize(FORMAT)
 LESS = operator.lt(1, 2)
-INT = type(1)
+INT = type(1, 2)
 FILE = gettext.NullTranslations(None)
 UNEQUAL = re.compile(r"(?<=a|bc)x")
 
