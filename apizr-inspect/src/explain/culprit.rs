@@ -383,6 +383,7 @@ pub(super) fn why_text(why: crate::readiness::v2::Why) -> &'static str {
         NoModule => "a standard-library module the workers' CPython 3.11 does not have",
         ImportEffects => "a standard-library module whose import has effects",
         NotBound(_) => "a name the standard-library module does not bind",
+        Interpreted(refused) => refused.text(),
     }
 }
 

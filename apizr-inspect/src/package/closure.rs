@@ -33,7 +33,9 @@ pub(super) fn closure(
         enqueue(index, root, &mut seen, &mut queue);
     }
     while let Some(module) = queue.pop_front() {
-        for import in index.imports_of(&module)? {
+        let parsed = index.parse(&module)?;
+        let imports = index.imports_in(&parsed);
+        for import in &imports {
             let followed = match import.time {
                 ImportTime::Import => true,
                 ImportTime::Call | ImportTime::TypeChecking => include_call_time,
@@ -42,8 +44,54 @@ pub(super) fn closure(
                 enqueue(index, target, &mut seen, &mut queue);
             }
         }
+        if include_call_time && imports.iter().any(|i| i.module == "importlib") {
+            for target in named_modules(index, &parsed) {
+                enqueue(index, &target, &mut seen, &mut queue);
+            }
+        }
     }
     Ok(seen)
+}
+
+/// The modules of the index a module that imports `importlib` names in a string literal (the
+/// longest dotted prefix of the literal that is one: `"pkg.plugins.table.table"` names
+/// `pkg.plugins.table`): it may import them by name at call time
+/// (`importlib.import_module(...)`, which readiness v2 may prove at import,
+/// [`crate::readiness::v2::interp`]), so the call-time closure, and the bundle built from it,
+/// holds them. Shipping a file that is never imported changes nothing.
+fn named_modules(index: &PackageIndex, parsed: &crate::ParsedModule) -> Vec<String> {
+    use ruff_python_ast::visitor::{self, Visitor};
+    struct Literals<'i> {
+        index: &'i PackageIndex,
+        out: Vec<String>,
+    }
+    impl<'a> Visitor<'a> for Literals<'_> {
+        fn visit_expr(&mut self, expr: &'a ruff_python_ast::Expr) {
+            if let ruff_python_ast::Expr::StringLiteral(s) = expr {
+                let text = s.value.to_str();
+                let mut prefix = text;
+                loop {
+                    if self.index.contains(prefix) {
+                        self.out.push(prefix.to_string());
+                        break;
+                    }
+                    match prefix.rsplit_once('.') {
+                        Some((head, _)) => prefix = head,
+                        None => break,
+                    }
+                }
+            }
+            visitor::walk_expr(self, expr);
+        }
+    }
+    let mut literals = Literals {
+        index,
+        out: Vec::new(),
+    };
+    for stmt in parsed.body() {
+        literals.visit_stmt(stmt);
+    }
+    literals.out
 }
 
 /// `module` and its parent packages, each once.

@@ -28,7 +28,10 @@ use rayon::prelude::*;
 use super::Progress;
 use super::walk::Found;
 use crate::package::{ImportTime, PackageIndex, ResolvedImport};
-use crate::readiness::v2::package::{Exports, PackageContext, PackageOutcome, local_target};
+use crate::readiness::v2::interp::{Settled, Use};
+use crate::readiness::v2::package::{
+    Exports, PackageContext, PackageOutcome, local_target, reads_name,
+};
 use crate::{Built, Earlier, ParsedModule};
 
 /// Inspects one entry with a package context, given what an earlier step computed for it
@@ -133,6 +136,7 @@ pub(super) fn inspect_all<T: Send>(
     let mut first: Vec<Option<T>> = found.iter().map(|_| None).collect();
     let mut built: Vec<Option<Box<Built>>> = found.iter().map(|_| None).collect();
     let mut assumptions: HashMap<usize, (BTreeSet<String>, BTreeSet<String>)> = HashMap::new();
+    let mut interpreted: BTreeMap<String, Vec<(u32, Use)>> = BTreeMap::new();
     for level in graph.levels(&names) {
         let ctx = PackageContext {
             index,
@@ -142,6 +146,7 @@ pub(super) fn inspect_all<T: Send>(
             closure_unsafe: graph.running_any(index, &names, &not_proved),
             declared,
             provides,
+            settled: None,
         };
         let results: Vec<(usize, Inspected<T>)> = level
             .par_iter()
@@ -155,6 +160,9 @@ pub(super) fn inspect_all<T: Send>(
         for (i, (entry, outcome, kept)) in results {
             built[i] = kept;
             if let (Some(module), Some(outcome)) = (&module_of[i], outcome) {
+                if !outcome.interpreted.is_empty() {
+                    interpreted.insert(module.clone(), outcome.interpreted);
+                }
                 if outcome.own_proved {
                     own_proved.insert(module.clone());
                     exports.insert(module.clone(), outcome.exports);
@@ -167,6 +175,13 @@ pub(super) fn inspect_all<T: Send>(
         }
     }
 
+    let (settled, revoked) = settle(
+        index,
+        &graph,
+        &imports,
+        &interpreted,
+        (&mut own_proved, &mut exports),
+    );
     let closure_safe: HashSet<String> = names
         .iter()
         .filter(|m| {
@@ -185,16 +200,19 @@ pub(super) fn inspect_all<T: Send>(
         closure_unsafe: HashSet::new(),
         declared,
         provides,
+        settled: Some(settled),
     };
     // The first verdict stands unless it assumed a closure that is not safe, or needed
     // exports that are known now.
     let stands = |i: usize| {
-        assumptions.get(&i).is_some_and(|(assumed, missing)| {
-            assumed
-                .iter()
-                .all(|m| ctx.closure_safe.as_ref().is_some_and(|s| s.contains(m)))
-                && missing.iter().all(|m| !ctx.exports.contains_key(m))
-        })
+        let revoked = module_of[i].as_ref().is_some_and(|m| revoked.contains(m));
+        !revoked
+            && assumptions.get(&i).is_some_and(|(assumed, missing)| {
+                assumed
+                    .iter()
+                    .all(|m| ctx.closure_safe.as_ref().is_some_and(|s| s.contains(m)))
+                    && missing.iter().all(|m| !ctx.exports.contains_key(m))
+            })
     };
     first
         .into_par_iter()
@@ -211,6 +229,114 @@ pub(super) fn inspect_all<T: Send>(
             finish(entry)
         })
         .collect()
+}
+
+/// What the first pass's interpreted calls need of each other ([`crate::readiness::v2::interp`]
+/// states the rules): the dicts more than one interpreted statement touches (one changing
+/// them) are contested, and an `import_module` is refused unless its target's closure is
+/// own-proved and cannot meet the importer half-initialised. A module with a refused use
+/// loses its own proof (and exports); to a fixed point, since an import's closure may hold a
+/// module that lost it. Returns the settlement and the modules that lost their proof.
+fn settle(
+    index: &PackageIndex,
+    graph: &Graph,
+    imports: &HashMap<&str, Vec<ResolvedImport>>,
+    interpreted: &BTreeMap<String, Vec<(u32, Use)>>,
+    (own_proved, exports): (&mut HashSet<String>, &mut HashMap<String, Exports>),
+) -> (Settled, HashSet<String>) {
+    let mut settled = Settled::default();
+    // Per dict: the statements (module, offset) touching it, and whether one writes it.
+    type Touches<'u> = (BTreeSet<(&'u str, u32)>, bool);
+    let mut touched: HashMap<&(String, u32), Touches> = HashMap::new();
+    for (module, uses) in interpreted {
+        for (statement, used) in uses {
+            for (dict, write) in used
+                .reads
+                .iter()
+                .map(|d| (d, false))
+                .chain(used.writes.iter().map(|d| (d, true)))
+            {
+                let entry = touched.entry(dict).or_default();
+                entry.0.insert((module.as_str(), *statement));
+                entry.1 |= write;
+            }
+        }
+    }
+    settled.contested = touched
+        .into_iter()
+        .filter(|(_, (statements, write))| *write && statements.len() > 1)
+        .map(|(dict, _)| dict.clone())
+        .collect();
+    let mut revoked = HashSet::new();
+    loop {
+        let mut changed = false;
+        for (module, uses) in interpreted {
+            if !own_proved.contains(module) {
+                continue;
+            }
+            let mut bad = false;
+            for (_, used) in uses {
+                bad |= used
+                    .reads
+                    .iter()
+                    .chain(&used.writes)
+                    .any(|d| settled.contested.contains(d));
+                for target in &used.dynamic {
+                    if !dynamic_import_ok(index, graph, imports, own_proved, module, target) {
+                        settled
+                            .refused_imports
+                            .insert((module.clone(), target.clone()));
+                        bad = true;
+                    }
+                }
+            }
+            if bad {
+                own_proved.remove(module);
+                exports.remove(module);
+                revoked.insert(module.clone());
+                changed = true;
+            }
+        }
+        if !changed {
+            return (settled, revoked);
+        }
+    }
+}
+
+/// `importlib.import_module(target)` run by `module`'s top level: the modules it runs (the
+/// target, its parents that are not `module` or above it, and their import-time closure)
+/// are own-proved, do not include `module`, and import no name from `module` or a package
+/// above it (those may be half-initialised while `module` runs).
+fn dynamic_import_ok(
+    index: &PackageIndex,
+    graph: &Graph,
+    imports: &HashMap<&str, Vec<ResolvedImport>>,
+    own_proved: &HashSet<String>,
+    module: &str,
+    target: &str,
+) -> bool {
+    let above = |p: &str| p == module || module.starts_with(&format!("{p}."));
+    let mut seen: BTreeSet<&str> = BTreeSet::new();
+    let mut stack: Vec<&str> = index
+        .with_parents(target)
+        .into_iter()
+        .filter(|p| !above(p))
+        .collect();
+    while let Some(next) = stack.pop() {
+        if seen.insert(next) {
+            stack.extend(graph.runs.get(next).into_iter().flatten());
+        }
+    }
+    if seen.is_empty() || seen.contains(module) || !seen.contains(target) {
+        return false;
+    }
+    seen.iter().all(|m| {
+        own_proved.contains(*m)
+            && imports.get(m).into_iter().flatten().all(|import| {
+                import.time != ImportTime::Import
+                    || local_target(import).is_none_or(|t| !(reads_name(import, t) && above(t)))
+            })
+    })
 }
 
 /// The import-time graph of the index.

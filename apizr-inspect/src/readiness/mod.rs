@@ -273,6 +273,7 @@ impl<'a> ModuleRules<'a> {
                 } else {
                     Default::default()
                 },
+                interpreted: package.interpreted(),
                 ..Default::default()
             }
         });

@@ -25,7 +25,9 @@
 //!   tree, codec error handlers and URL scheme lists;
 //!   [`comprehension`] comprehensions over ranges and literal displays; [`constant`] calls
 //!   of local functions on known values; [`ints`] ints of known bounds (`v.to_bytes(1,
-//!   "big")`, `b"%03o" % v`); [`dicts`] `D.update(...)` of a dict the module built.
+//!   "big")`, `b"%03o" % v`); [`dicts`] `D.update(...)` of a dict the module built;
+//!   [`interp`] calls of the package's own code run by an interpreter of an exactly modelled
+//!   subset of Python.
 //!
 //! v2 also adds obligations v1 never checked: a name a statement evaluates must be bound by
 //! then (an annotation naming a class defined later raises `NameError` at import). A
@@ -50,6 +52,7 @@ pub mod expr;
 pub mod fixed;
 pub mod generics;
 pub mod instances;
+pub mod interp;
 pub mod ints;
 pub mod joins;
 pub mod known;
@@ -162,6 +165,8 @@ pub enum Why {
     /// `from M import N` of a name the standard-library module `M` (at this range) does not
     /// bind and that is no submodule of it (`ImportError`).
     NotBound(TextRange),
+    /// A call of the package's own code the interpreter refused ([`interp`]), and why.
+    Interpreted(interp::Refused),
 }
 
 /// The v2 verdict on a module's top level.

@@ -82,6 +82,9 @@ pub struct PackageContext<'i> {
     /// Import name → normalised distribution, from the wheels the bundle installs
     /// ([`crate::package::wheelhouse_imports`]): `yaml` → `pyyaml`. Empty without a wheelhouse.
     pub provides: &'i BTreeMap<String, String>,
+    /// What the package pass settled about interpreted calls after the first pass
+    /// ([`super::interp::Settled`]); `None` during it.
+    pub settled: Option<super::interp::Settled>,
 }
 
 /// The package-aware verdict on one import statement.
@@ -107,6 +110,9 @@ pub struct PackageOutcome {
     pub assumed: BTreeSet<String>,
     /// The modules whose exports a verdict needed but were not known.
     pub missing: BTreeSet<String>,
+    /// Its interpreted top-level statements (by offset) and what each used
+    /// ([`super::interp::Use`]).
+    pub interpreted: Vec<(u32, super::interp::Use)>,
 }
 
 /// One module's view of its package: the context and the module's own resolved imports.
@@ -121,6 +127,7 @@ pub struct ModulePackage<'c> {
     /// See [`PackageOutcome::assumed`] and [`PackageOutcome::missing`].
     assumed: RefCell<BTreeSet<String>>,
     missing: RefCell<BTreeSet<String>>,
+    interpreted: RefCell<Vec<(u32, super::interp::Use)>>,
 }
 
 impl<'c> ModulePackage<'c> {
@@ -132,7 +139,21 @@ impl<'c> ModulePackage<'c> {
             worker_imports: HashSet::new(),
             assumed: RefCell::default(),
             missing: RefCell::default(),
+            interpreted: RefCell::default(),
         }
+    }
+
+    /// Record what the interpreted statement at `statement` used.
+    pub fn record_interpreted(&self, statement: TextRange, used: super::interp::Use) {
+        let at = u32::from(statement.start());
+        let mut all = self.interpreted.borrow_mut();
+        all.retain(|(s, _)| *s != at);
+        all.push((at, used));
+    }
+
+    /// The interpreted statements and what each used, for [`PackageOutcome`].
+    pub fn interpreted(&self) -> Vec<(u32, super::interp::Use)> {
+        self.interpreted.borrow().clone()
     }
 
     /// The statements the worker runs although they sit under `if TYPE_CHECKING:`.
@@ -329,6 +350,13 @@ impl<'c> ModulePackage<'c> {
             Some(name) if exports.contains_key(name) => Verdict::Accept,
             Some(_) => Verdict::Refuse(ImportProblem::MissingName),
         }
+    }
+
+    /// The module is served as the single file it is ([`PackageIndex::stands_alone`]).
+    pub fn stands_alone(&self) -> bool {
+        self.ctx
+            .index
+            .stands_alone_with(self.module, &self.imports, !self.ctx.declared.is_empty())
     }
 
     /// The module runs inside its package: importing it runs its parent packages' `__init__`

@@ -33,7 +33,7 @@ impl<'p> Prover<'p> {
                 // `D.update(...)` of a dict the module built ([`super::dicts`]).
                 Some(proof) => proof?,
                 None => {
-                    self.value(&e.value)?;
+                    self.value_or_run(&e.value, stmt.range())?;
                 }
             },
             Stmt::Import(node) => self.import_statement(node)?,
@@ -45,7 +45,7 @@ impl<'p> Prover<'p> {
                 self.import_from(node);
             }
             Stmt::Assign(a) => {
-                let meaning = self.value(&a.value)?;
+                let meaning = self.value_or_run(&a.value, stmt.range())?;
                 for target in &a.targets {
                     self.assign(target, &a.value, &meaning)?;
                 }
@@ -56,7 +56,7 @@ impl<'p> Prover<'p> {
                     return Err(Unproved::at(a.target.range(), Why::Target));
                 };
                 if let Some(value) = &a.value {
-                    let meaning = self.value(value)?;
+                    let meaning = self.value_or_run(value, stmt.range())?;
                     self.assign(&a.target, value, &meaning)?;
                 }
             }
@@ -94,6 +94,19 @@ impl<'p> Prover<'p> {
             _ => return fail(Why::Statement),
         }
         Ok(())
+    }
+
+    /// The value of a top-level statement's expression; a call of the package's own code
+    /// that the rules by kinds do not prove is run by the interpreter ([`super::interp`]).
+    fn value_or_run(&self, value: &Expr, statement: ruff_text_size::TextRange) -> Proof<Meaning> {
+        match self.value(value) {
+            Ok(meaning) => Ok(meaning),
+            Err(unproved) => match self.interpret(value, statement) {
+                Some(Ok(meaning)) => Ok(meaning),
+                Some(Err(refused)) => Err(refused),
+                None => Err(unproved),
+            },
+        }
     }
 
     /// `import a.b [as c]`: each module one a worker has and imports without effects; binds

@@ -1,0 +1,1 @@
+from near_cycle import NAME

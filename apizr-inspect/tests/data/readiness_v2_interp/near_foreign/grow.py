@@ -1,0 +1,5 @@
+from .names import NAMES
+
+
+def grow():
+    NAMES.append({})

@@ -1,0 +1,1 @@
+open("/nonexistent/apizr-interp-fixture")
