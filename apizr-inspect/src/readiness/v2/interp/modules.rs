@@ -14,8 +14,8 @@
 //! concatenation of known strings is known, a `def`/`class` is rebuilt from its statement,
 //! a local `from m import x` is `m`'s global; anything else is [`Val::Opaque`]: it exists, and
 //! nothing more is assumed. A name bound inside a compound statement is refused (it may be
-//! unbound, as under `if TYPE_CHECKING:`). A module with a top-level `+=` or method call
-//! statement (`D.update(...)`) may have changed a list or dict in place, also through another
+//! unbound, as under `if TYPE_CHECKING:`). A module with a top-level `+=`, item store or
+//! method call statement (`D[k] = v`, `D.update(...)`) may have changed a list or dict in place, also through another
 //! name: its list and dict displays are not recalled.
 
 use std::collections::HashMap;
@@ -49,10 +49,14 @@ pub struct Loaded {
 }
 
 /// The top level (with its arms) may change a list or dict in place: an augmented assignment,
-/// or a method call as a statement (`D.update(...)`, [`crate::readiness::v2::dicts`]).
+/// an item or attribute store, or a method call as a statement (`D.update(...)`, `D[k] = v`,
+/// [`crate::readiness::v2::dicts`]).
 fn augments(body: &[Stmt]) -> bool {
     body.iter().any(|stmt| match stmt {
         Stmt::AugAssign(_) => true,
+        // `D[k] = v` ([`crate::readiness::v2::dicts`]), an attribute store.
+        Stmt::Assign(a) => a.targets.iter().any(|t| !store_binds_names(t)),
+        Stmt::AnnAssign(a) => !store_binds_names(&a.target),
         Stmt::Expr(e) => matches!(e.value.as_ref(), Expr::Call(c) if c.func.is_attribute_expr()),
         Stmt::If(i) => augments(&i.body) || i.elif_else_clauses.iter().any(|c| augments(&c.body)),
         Stmt::Try(t) => {
@@ -69,6 +73,17 @@ fn augments(body: &[Stmt]) -> bool {
         Stmt::With(w) => augments(&w.body),
         _ => false,
     })
+}
+
+/// A target that only binds names (no item or attribute store).
+fn store_binds_names(target: &Expr) -> bool {
+    match target {
+        Expr::Name(_) => true,
+        Expr::Tuple(t) => t.elts.iter().all(store_binds_names),
+        Expr::List(l) => l.elts.iter().all(store_binds_names),
+        Expr::Starred(s) => store_binds_names(&s.value),
+        _ => false,
+    }
 }
 
 /// The top level (with its arms) holds a star import.
