@@ -33,7 +33,8 @@ Examples:
   apizr inspect pricing.py --ir | sha256sum        equals the IR digest
   apizr inspect my-file.py --module-name tools.pricing
   apizr inspect analysis.ipynb --strip-magics
-  apizr inspect src/ --format text                 one line per module";
+  apizr inspect src/ --format text                 one line per module
+  apizr inspect src/ --readiness v2 --blockers     what to fix first, ranked";
 
 const EXECUTE_EXAMPLES: &str = "\
 Exit status:
@@ -136,6 +137,12 @@ pub struct InspectArgs {
     /// culprit, its position and a fix; reasons shared by a whole module listed once
     #[arg(long, conflicts_with_all = ["ir", "format"])]
     pub explain: bool,
+
+    /// With `--readiness v2`, for a directory: the top-level statements that keep functions
+    /// from being ready, ranked by how many functions each blocks (through imports and parent
+    /// packages), and the functions' own reasons (`--format json`: `apizr.blockers/v1`)
+    #[arg(long, conflicts_with_all = ["ir", "explain"])]
+    pub blockers: bool,
 
     /// Logical dotted module name (default: the file stem); single files only
     #[arg(long, value_name = "NAME")]

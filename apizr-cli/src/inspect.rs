@@ -14,12 +14,25 @@ use apizr_inspect::on_inspect_stack;
 use apizr_inspect::project::{self, Progress, ProjectOptions};
 use apizr_inspect::{InspectError, InspectOptions, Note, Outcome};
 
-use crate::cli::{Format, InspectArgs};
+use crate::cli::{Format, InspectArgs, Readiness};
 use crate::diagnostics::{self, Context};
 use crate::style::Style;
 use crate::{EXIT_ATTENTION, EXIT_INPUT, project_report};
 
 pub fn run(args: &InspectArgs) -> anyhow::Result<ExitCode> {
+    if args.blockers && args.readiness != Readiness::V2 {
+        return Ok(usage_error(
+            "`--blockers` needs `--readiness v2` (v1 judges each module alone; it follows no \
+             import to the statement at fault)",
+        ));
+    }
+    if args.blockers && !args.source.is_dir() {
+        return Ok(usage_error(&format!(
+            "`--blockers` summarises a directory, and {} is not one (for one file, \
+             `--explain` lists its reasons)",
+            args.source.display()
+        )));
+    }
     if args.source.is_dir() {
         return run_dir(args);
     }
@@ -111,11 +124,12 @@ fn run_dir(args: &InspectArgs) -> anyhow::Result<ExitCode> {
     let options = ProjectOptions {
         inspect: InspectOptions {
             strip_magics: args.strip_magics,
-            explain: args.explain,
+            // The blockers summary is computed from the explanations.
+            explain: args.explain || args.blockers,
             readiness: args.readiness.policy(),
         },
         threads: args.threads,
-        keep_envelopes: args.format == Format::Json && !args.explain,
+        keep_envelopes: args.format == Format::Json && !args.explain && !args.blockers,
     };
     let show_progress = std::io::stderr().is_terminal();
     let progress = |p: Progress| {
@@ -157,8 +171,18 @@ fn run_dir(args: &InspectArgs) -> anyhow::Result<ExitCode> {
             args.source.display()
         );
     }
+    let blockers = args
+        .blockers
+        .then(|| apizr_inspect::project::blockers::Blockers::of(&inspection));
     match args.format {
         _ if args.explain => write_stdout(&inspection.explanation_bytes()?)?,
+        Format::Json if let Some(blockers) = &blockers => {
+            write_stdout(&blockers.canonical_bytes()?)?
+        }
+        Format::Text if let Some(blockers) = &blockers => {
+            let text = crate::blockers_report::render(blockers, Style::for_stdout());
+            write_stdout(text.as_bytes())?;
+        }
         Format::Json => {
             let stdout = std::io::stdout();
             let mut out = std::io::BufWriter::new(stdout.lock());

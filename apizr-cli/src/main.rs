@@ -4,6 +4,7 @@
 //! `diagnostics`) and exit codes. Everything that computes something lives in `apizr-inspect`
 //! and `apizr-ir` (pure functions over values) or `apizr-runtime` (`execute`).
 
+mod blockers_report;
 mod cli;
 mod diagnostics;
 mod doctor;

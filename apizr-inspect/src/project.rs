@@ -17,6 +17,7 @@
 //! Module names come from relative paths (`pkg/sub/mod.py` → `pkg.sub.mod`, `pkg/__init__.py` →
 //! `pkg`), see [`walk`]. The `project_digest` is defined in [`output`].
 
+pub mod blockers;
 mod explain;
 mod output;
 mod packaged;
@@ -297,6 +298,10 @@ pub fn inspect_dir_with_wheels(
                 &inspect,
             )
         });
+        let mut modules = modules;
+        if options.inspect.explain {
+            blockers::link(&mut modules);
+        }
         return Ok(finish(modules));
     }
     let modules: Vec<ModuleEntry> = pool.install(|| {

@@ -20,11 +20,16 @@ pub(super) fn module_reasons(out: &mut String, explanation: &Explanation, style:
         .iter()
         .filter(|c| c.module_reasons)
         .count();
+    // Readiness v2 lists them for a module without functions too: its importers run them.
+    let whose = match functions {
+        0 => "no function here; every importer runs them".to_string(),
+        n => format!("shared by all {n} function(s) of the module"),
+    };
     let _ = writeln!(
         out,
         "\n{}",
         style.bold(&format!(
-            "Module-level reasons: {} (shared by all {functions} function(s) of the module)",
+            "Module-level reasons: {} ({whose})",
             reasons.len()
         ))
     );

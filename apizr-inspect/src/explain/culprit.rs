@@ -22,6 +22,28 @@ pub struct Culprit {
     pub cell: Option<CellRef>,
     /// Why it counts, when the text alone does not say.
     pub note: Option<String>,
+    /// Readiness v2 in a directory: the modules of the directory this culprit runs whose
+    /// import v2 does not prove (the parent package, the imported module, the module a base
+    /// class comes from). The module must be fixed there, not here. Left out when empty
+    /// (always under v1, so v1 explanations keep their bytes).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub runs: Vec<String>,
+    /// Readiness v2 in a directory: where `runs` leads, the first statement at fault
+    /// ([`crate::project::blockers`] fills it in once every module is explained).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub leads_to: Option<Box<LeadsTo>>,
+}
+
+/// The statement at fault behind a culprit that runs another module: the import chain from
+/// the module the culprit runs to the first one (breadth first) whose own top level v2 does
+/// not prove, that module's file and its first culprit (`None` when it could not be
+/// inspected).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct LeadsTo {
+    pub chain: Vec<String>,
+    pub module: String,
+    pub path: String,
+    pub culprit: Option<Culprit>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -82,6 +104,8 @@ impl Module<'_> {
                 line,
             }),
             note,
+            runs: Vec::new(),
+            leads_to: None,
         }
     }
 
@@ -228,6 +252,15 @@ pub fn culprits(module: &Module, finding: &Finding, symbol: Option<&str>) -> Vec
                 let note = why_note(module, *unproved);
                 culprits.push(module.culprit(K::Statement, unproved.range, Some(note)));
             }
+            // A base class from an unproved module of the package: the fault is there.
+            if let Risk::Unproved(unproved) = risk
+                && unproved.why == crate::readiness::v2::Why::BaseFromUnproved
+                && let Some(package) = module.rules.package()
+                && let Some(source) = package.local_source_of(&module.text(unproved.range))
+                && let Some(last) = culprits.last_mut()
+            {
+                last.runs = vec![source.to_string()];
+            }
             culprits
         }
         Evidence::Generator { def } => def
@@ -250,12 +283,17 @@ pub fn culprits(module: &Module, finding: &Finding, symbol: Option<&str>) -> Vec
             range,
             statement,
             level,
-            ..
+            problem,
         } => {
             let mut culprit = module.culprit(K::Import, *range, None);
             culprit.text = module.written_module(*range, *statement, *level);
             if culprit.text != module.text(*statement) {
                 culprit.note = Some(format!("in `{}`", module.text(*statement)));
+            }
+            if *problem == crate::readiness::imports::ImportProblem::LocalUnproved
+                && let Some(package) = module.rules.package()
+            {
+                culprit.runs = package.unproved_targets(*statement);
             }
             vec![culprit]
         }
@@ -272,6 +310,7 @@ pub fn culprits(module: &Module, finding: &Finding, symbol: Option<&str>) -> Vec
                 "importing `{}` first runs `{package}`'s `__init__.py`",
                 module.parsed.module
             ));
+            culprit.runs = vec![package.clone()];
             vec![culprit]
         }
         Evidence::Rejected { kind } => symbol

@@ -431,6 +431,27 @@ pub fn module_advice(reasons: &[ExplainedReason]) -> Option<String> {
     ))
 }
 
+/// Readiness v2, a module that defines no function: its top level still runs whenever a
+/// module of the directory imports it (and, for a package `__init__`, before each submodule
+/// that runs inside the package), so its reasons are what their functions wait for.
+pub fn importers_advice(reasons: &[ExplainedReason]) -> Option<String> {
+    let blocking = reasons
+        .iter()
+        .filter(|r| r.state != ReadinessState::Ready)
+        .count();
+    (blocking > 0).then(|| {
+        let these = match blocking {
+            1 => "this statement".to_string(),
+            n => format!("these {n} statements"),
+        };
+        format!(
+            "the module defines no function, but every module that imports it (and every \
+             submodule of a package `__init__`) runs its top level: fix {these} and their \
+             functions can be ready (`inspect DIR --readiness v2 --blockers` ranks them)"
+        )
+    })
+}
+
 /// The next step for a capability that cannot be generated as it is.
 pub fn next_step(assessment: &Assessment) -> Option<String> {
     let symbol = &assessment.source.symbol;

@@ -23,7 +23,8 @@
 //! REASON  = {"code","culprits":[CULPRIT],"dimension","fix","line","parameter":str|null,
 //!            "state","summary"}
 //! CULPRIT = {"cell":{"execution_count":int|null,"line","number"}|null,"kind","note":str|null,
-//!            "span":{"column","end_column","end_line","line"},"text"}
+//!            "span":{"column","end_column","end_line","line"},"text"
+//!            [,"runs":[module],"leads_to":{"chain":[module],"culprit":CULPRIT|null,"module","path"}]}
 //! ```
 //!
 //! `module_reasons` holds the reasons shared by every capability in the IR (READY-004,
@@ -32,6 +33,15 @@
 //! the IR, not to rejected symbols). Spans are 1-based; columns count characters; the end is
 //! exclusive. `cell` is set for notebooks: the cell's position in the notebook, its `In[n]`
 //! count and the line within the cell.
+//!
+//! Readiness v2 only (v1 explanations keep their bytes): a module lists its `module_reasons`
+//! even when it has no capability — its top level is what every importer and every
+//! submodule runs, so a package `__init__` defining no function still names the statements
+//! that keep its importers from being ready. In a directory, a culprit that is about another
+//! module of the directory (a parent package's `__init__`, an import of a local module, a
+//! base class from one) has `runs`, the modules it runs whose import is not proved, and
+//! `leads_to`, the first statement at fault along the import chain
+//! ([`crate::project::blockers`]). Both keys are absent otherwise.
 
 pub mod culprit;
 pub mod fix;
@@ -52,7 +62,7 @@ use crate::module::ParsedModule;
 use crate::notebook::CellLines;
 use crate::readiness::{Finding, ModuleRules, assemble};
 
-pub use culprit::{CellRef, Culprit, CulpritKind, SourceSpan};
+pub use culprit::{CellRef, Culprit, CulpritKind, LeadsTo, SourceSpan};
 
 pub const EXPLANATION_SCHEMA: &str = "apizr.explanation/v1";
 
@@ -172,7 +182,9 @@ pub fn explain_in_index<'a>(
         report,
         cells,
     };
-    let shared_apply = !ir.capabilities.is_empty();
+    // v1 lists the shared reasons only when some capability has them (the reference's
+    // shape); v2 always, since importers and submodules run this top level too.
+    let shared_apply = !ir.capabilities.is_empty() || policy == apizr_ir::ReadinessPolicy::V2;
     let module_reasons = if shared_apply {
         module.reasons(&rules.shared, None)
     } else {
@@ -212,7 +224,11 @@ pub fn explain_in_index<'a>(
         schema_version: EXPLANATION_SCHEMA,
         module: parsed.module.clone(),
         readiness_digest: readiness_digest.clone(),
-        module_advice: fix::module_advice(&module_reasons),
+        module_advice: if ir.capabilities.is_empty() {
+            fix::importers_advice(&module_reasons)
+        } else {
+            fix::module_advice(&module_reasons)
+        },
         module_reasons,
         capabilities,
     }

@@ -290,6 +290,12 @@ impl<'a> ModuleRules<'a> {
         }
     }
 
+    /// v2 inside a package directory: the module's view of its package (explanations name
+    /// the local modules a refusal is about).
+    pub fn package(&self) -> Option<&v2::package::ModulePackage<'a>> {
+        self.package.as_ref()
+    }
+
     /// Every finding of one capability: its own and the shared ones.
     pub fn capability(&self, cap: &Capability) -> Vec<Finding> {
         let mut findings = self.own_findings(cap);

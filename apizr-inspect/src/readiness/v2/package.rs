@@ -256,6 +256,42 @@ impl<'c> ModulePackage<'c> {
         self.exports_of(module)?.get(name).cloned()
     }
 
+    /// The local modules the import statement at `statement` runs whose import-time closure
+    /// is not known to be proved: what a [`ImportProblem::LocalUnproved`] refusal is about
+    /// (explanations follow them to the statement at fault). All its local targets when none
+    /// is known unsafe (an import under a `TYPE_CHECKING` that is not typing's).
+    pub fn unproved_targets(&self, statement: TextRange) -> Vec<String> {
+        let targets: Vec<&str> = self
+            .imports
+            .iter()
+            .filter(|i| i.statement == statement)
+            .filter_map(local_target)
+            .collect();
+        let unsafe_ = |t: &str| match &self.ctx.closure_safe {
+            Some(safe) => !safe.contains(t),
+            None => self.ctx.closure_unsafe.contains(t),
+        };
+        let mut found: Vec<String> = targets
+            .iter()
+            .filter(|t| unsafe_(t))
+            .map(|t| t.to_string())
+            .collect();
+        if found.is_empty() {
+            found = targets.iter().map(|t| t.to_string()).collect();
+        }
+        found.dedup();
+        found
+    }
+
+    /// The local module the module-level name `name` is imported from (`from .m import name`):
+    /// where a base class refused as [`super::Why::BaseFromUnproved`] comes from.
+    pub fn local_source_of(&self, name: &str) -> Option<&str> {
+        self.imports
+            .iter()
+            .filter(|i| i.bound.as_deref() == Some(name) && i.time == ImportTime::Import)
+            .find_map(local_target)
+    }
+
     /// The verdict on the import statement at `statement`; `None` when it is not one of the
     /// module's (it is then v1's business).
     pub fn verdict(&self, statement: TextRange) -> Option<Verdict> {

@@ -1,0 +1,87 @@
+//! The text form of `apizr inspect DIR --readiness v2 --blockers`: the statements at fault,
+//! ranked by the functions they block, the sets of culprits whose proof makes functions
+//! ready, and the functions' own reasons. The summary is computed by
+//! `apizr_inspect::project::blockers` (one implementation); this only lays it out. The JSON
+//! document (`--format json`, `apizr.blockers/v1`) is the stable interface.
+
+use std::fmt::Write as _;
+
+use apizr_inspect::project::blockers::Blockers;
+
+use crate::style::Style;
+
+/// How many culprits and sets the text shows (the JSON holds them all).
+const SHOWN: usize = 20;
+
+/// Always ends with a newline.
+pub fn render(blockers: &Blockers, style: Style) -> String {
+    let mut out = String::new();
+    let f = &blockers.functions;
+    let _ = writeln!(
+        out,
+        "{} functions: {} ready; not ready: {} blocked only by module top levels, {} by top \
+         levels and their own reasons, {} by their own reasons only, {} otherwise",
+        f.total, f.ready, f.blocked_by_top_levels, f.blocked_by_both, f.own_reasons_only, f.other
+    );
+    if blockers.culprits.is_empty() {
+        let _ = writeln!(out, "\nno top-level statement blocks a function");
+    } else {
+        let _ = writeln!(
+            out,
+            "\n{}",
+            style.bold(
+                "statements at fault, by the functions they block (+N: also with own reasons)"
+            )
+        );
+    }
+    for c in blockers.culprits.iter().take(SHOWN) {
+        let also = match c.also_own_reasons {
+            0 => String::new(),
+            n => format!(" +{n}"),
+        };
+        let _ = writeln!(
+            out,
+            "{:>3}. {:>4}{also}  {}:{}:{}  {}  `{}`",
+            c.rank, c.functions, c.path, c.line, c.column, c.code, c.text
+        );
+        if let Some(note) = &c.note {
+            let _ = writeln!(out, "          {}", style.dim(note));
+        }
+    }
+    if blockers.culprits.len() > SHOWN {
+        let _ = writeln!(
+            out,
+            "     ... {} more (--format json lists them all)",
+            blockers.culprits.len() - SHOWN
+        );
+    }
+    if !blockers.sets.is_empty() {
+        let _ = writeln!(
+            out,
+            "\n{}",
+            style.bold("functions made ready by proving exactly these statements (by rank)")
+        );
+    }
+    for set in blockers.sets.iter().take(SHOWN) {
+        let ranks: Vec<String> = set.culprits.iter().map(|r| format!("#{r}")).collect();
+        let _ = writeln!(out, "  +{:<4} {}", set.functions, ranks.join(", "));
+    }
+    if blockers.sets.len() > SHOWN {
+        let _ = writeln!(out, "  ... {} more sets", blockers.sets.len() - SHOWN);
+    }
+    if !blockers.own_reasons.is_empty() {
+        let _ = writeln!(
+            out,
+            "\n{}",
+            style.bold("own reasons of functions (inputs, outputs, ...), by code")
+        );
+    }
+    for reason in &blockers.own_reasons {
+        let _ = writeln!(
+            out,
+            "  {:>4}  {}  {}",
+            reason.functions, reason.code, reason.summary
+        );
+    }
+    out
+}
