@@ -47,6 +47,7 @@ pub fn render(blockers: &Blockers, style: Style) -> String {
         if let Some(note) = &c.note {
             let _ = writeln!(out, "          {}", style.dim(note));
         }
+        let _ = writeln!(out, "          {} {}", style.bold("fix:"), c.fix);
     }
     if blockers.culprits.len() > SHOWN {
         let _ = writeln!(
@@ -63,8 +64,7 @@ pub fn render(blockers: &Blockers, style: Style) -> String {
         );
     }
     for set in blockers.sets.iter().take(SHOWN) {
-        let ranks: Vec<String> = set.culprits.iter().map(|r| format!("#{r}")).collect();
-        let _ = writeln!(out, "  +{:<4} {}", set.functions, ranks.join(", "));
+        let _ = writeln!(out, "  +{:<4} {}", set.functions, ranges(&set.culprits));
     }
     if blockers.sets.len() > SHOWN {
         let _ = writeln!(out, "  ... {} more sets", blockers.sets.len() - SHOWN);
@@ -84,4 +84,33 @@ pub fn render(blockers: &Blockers, style: Style) -> String {
         );
     }
     out
+}
+
+/// Sorted ranks as `#1-#4, #7`: runs of consecutive ranks are one range.
+fn ranges(ranks: &[usize]) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    let mut i = 0;
+    while let Some(&start) = ranks.get(i) {
+        let mut end = start;
+        while ranks.get(i + 1) == Some(&(end + 1)) {
+            end += 1;
+            i += 1;
+        }
+        parts.push(match end - start {
+            0 => format!("#{start}"),
+            1 => format!("#{start}, #{end}"),
+            _ => format!("#{start}-#{end}"),
+        });
+        i += 1;
+    }
+    parts.join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn consecutive_ranks_are_one_range() {
+        assert_eq!(super::ranges(&[1, 2, 3, 4, 7, 9, 10]), "#1-#4, #7, #9, #10");
+        assert_eq!(super::ranges(&[]), "");
+    }
 }

@@ -21,7 +21,7 @@
 //!   functions they block; sets by the functions proving them gains.
 //!
 //! ```text
-//! {"culprits":[{"also_own_reasons","alone","code","column","functions","line","module",
+//! {"culprits":[{"also_own_reasons","alone","code","column","fix","functions","line","module",
 //!               "note":str|null,"path","rank","text"}],
 //!  "functions":{"blocked_by_both","blocked_by_top_levels","other","own_reasons_only","ready",
 //!               "total"},
@@ -282,6 +282,8 @@ pub struct RankedCulprit {
     pub column: u32,
     pub text: String,
     pub note: Option<String>,
+    /// The reason's fix (what to change).
+    pub fix: String,
     pub functions: usize,
     pub also_own_reasons: usize,
     pub alone: usize,
@@ -305,10 +307,13 @@ pub struct OwnReason {
 /// A culprit's identity: module, line, column, code.
 type Key<'a> = (&'a str, u32, u32, &'static str);
 
-fn key<'a>(module: &'a str, reason: &'a ExplainedReason) -> (Key<'a>, Option<&'a Culprit>) {
+/// What the summary shows of a culprit: its reason and the reason's first culprit.
+type About<'a> = (&'a ExplainedReason, Option<&'a Culprit>);
+
+fn key<'a>(module: &'a str, reason: &'a ExplainedReason) -> (Key<'a>, About<'a>) {
     let first = reason.culprits.first();
     let column = first.map_or(0, |c| c.span.column);
-    ((module, reason.line, column, reason.code), first)
+    ((module, reason.line, column, reason.code), (reason, first))
 }
 
 impl Blockers {
@@ -320,7 +325,7 @@ impl Blockers {
         let mut own_codes: BTreeMap<&'static str, (&'static str, usize)> = BTreeMap::new();
         // Culprit → (functions, also_own_reasons, alone); set → functions.
         let mut per: HashMap<Key, (usize, usize, usize)> = HashMap::new();
-        let mut about: HashMap<Key, (&str, Option<&Culprit>)> = HashMap::new();
+        let mut about: HashMap<Key, About> = HashMap::new();
         let mut sets: HashMap<BTreeSet<Key>, usize> = HashMap::new();
         let mut closures: HashMap<&str, (BTreeSet<Key>, bool)> = HashMap::new();
         for (&module, node) in &nodes {
@@ -403,6 +408,7 @@ impl Blockers {
             .iter()
             .enumerate()
             .map(|(i, (k, (functions, also, alone)))| {
+                let reason = about.get(k).map(|(r, _)| *r);
                 let first = about.get(k).and_then(|(_, c)| *c);
                 RankedCulprit {
                     rank: i + 1,
@@ -413,6 +419,7 @@ impl Blockers {
                     column: k.2,
                     text: first.map(|c| c.text.clone()).unwrap_or_default(),
                     note: first.and_then(|c| c.note.clone()),
+                    fix: reason.map(|r| r.fix.clone()).unwrap_or_default(),
                     functions: *functions,
                     also_own_reasons: *also,
                     alone: *alone,
@@ -468,7 +475,7 @@ impl Blockers {
 fn closure<'a>(
     nodes: &'a HashMap<&'a str, Node<'a>>,
     module: &'a str,
-    about: &mut HashMap<Key<'a>, (&'a str, Option<&'a Culprit>)>,
+    about: &mut HashMap<Key<'a>, About<'a>>,
 ) -> (BTreeSet<Key<'a>>, bool) {
     let mut set = BTreeSet::new();
     let mut unexplained = false;
@@ -494,8 +501,8 @@ fn closure<'a>(
                 blocks_importers(reason)
             };
             if counts {
-                let (k, first) = key(current, reason);
-                about.entry(k).or_insert((current, first));
+                let (k, shown) = key(current, reason);
+                about.entry(k).or_insert(shown);
                 set.insert(k);
             }
         }
