@@ -23,6 +23,14 @@ pub fn render(blockers: &Blockers, style: Style) -> String {
          levels and their own reasons, {} by their own reasons only, {} otherwise",
         f.total, f.ready, f.blocked_by_top_levels, f.blocked_by_both, f.own_reasons_only, f.other
     );
+    if f.other > 0 {
+        let _ = writeln!(
+            out,
+            "{} not ready for no reason the explanations name: a module they import could not be \
+             inspected (`apizr inspect DIR` lists the errors)",
+            f.other
+        );
+    }
     if blockers.culprits.is_empty() {
         let _ = writeln!(out, "\nno top-level statement blocks a function");
     } else {

@@ -209,3 +209,41 @@ fn culprits_rank_by_the_functions_proving_them_makes_ready() {
         blockers.sets.iter().map(|s| s.functions).sum::<usize>()
     );
 }
+
+/// A local module that cannot be inspected (a syntax error) blocks its importers: the import's
+/// culprit leads to it with no statement, and the summary counts the function as `other`.
+#[test]
+fn an_uninspectable_module_is_where_the_chain_ends() {
+    let temp = tempfile::tempdir().unwrap();
+    let pkg = temp.path().join("p");
+    std::fs::create_dir(&pkg).unwrap();
+    std::fs::write(pkg.join("__init__.py"), "").unwrap();
+    std::fs::write(pkg.join("bad.py"), "def broken(:\n").unwrap();
+    std::fs::write(
+        pkg.join("user.py"),
+        "from . import bad\n\n\ndef f(x: int) -> int:\n    return x\n",
+    )
+    .unwrap();
+    let project = inspect(temp.path(), ReadinessPolicy::V2);
+    let blockers = Blockers::of(&project);
+    assert_eq!(blockers.functions.other, 1);
+    assert!(blockers.culprits.is_empty());
+    let doc: Value = serde_json::from_slice(&project.explanation_bytes().unwrap()).unwrap();
+    let user = doc["modules"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["module"] == "p.user")
+        .unwrap();
+    let culprit = &user["explanation"]["module_reasons"][0]["culprits"][0];
+    assert_eq!(culprit["runs"], serde_json::json!(["p.bad"]));
+    assert_eq!(culprit["leads_to"]["path"], "p/bad.py");
+    assert_eq!(culprit["leads_to"]["culprit"], Value::Null);
+    assert!(
+        culprit["note"]
+            .as_str()
+            .unwrap()
+            .ends_with("at fault: p/bad.py could not be inspected"),
+        "{culprit}"
+    );
+}
