@@ -491,3 +491,121 @@ fn variadic_calls_arrive_as_cpython_binds_them() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Readiness v2 `datetime` arguments through real HTTP and a real CPython worker (warm pool
+/// and governed): each call's values arrive as the same call written in Python builds them —
+/// naive without an offset, aware with `timezone(offset)`, timedelta from seconds. Values
+/// outside the strict RFC 3339 grammar or the timedelta range are 422s at their path.
+#[test]
+fn temporal_calls_arrive_as_cpython_builds_them() {
+    let dir = tmp("temporal");
+    let fixture = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../apizr-inspect/tests/data/input_types/temporal.py");
+    std::fs::copy(fixture, dir.join("temporal.py")).unwrap();
+    std::fs::write(dir.join("policy.json"), "{}").unwrap();
+    // (function, JSON arguments, the same call written in Python)
+    let cases = [
+        (
+            "stamp",
+            r#"{"value":"2024-02-29T23:05:01.25+05:30"}"#,
+            "stamp(datetime.datetime(2024, 2, 29, 23, 5, 1, 250000, \
+             tzinfo=datetime.timezone(datetime.timedelta(hours=5, minutes=30))))",
+        ),
+        (
+            "stamp",
+            r#"{"value":"2024-02-29T23:05:01"}"#,
+            "stamp(datetime.datetime(2024, 2, 29, 23, 5, 1))",
+        ),
+        (
+            "day",
+            r#"{"value":"0001-01-01"}"#,
+            "day(datetime.date(1, 1, 1))",
+        ),
+        (
+            "clock",
+            r#"{"value":"12:00:00.000001-00:30"}"#,
+            "clock(datetime.time(12, 0, 0, 1, \
+             tzinfo=datetime.timezone(-datetime.timedelta(minutes=30))))",
+        ),
+        (
+            "span",
+            r#"{"value":0.1}"#,
+            "span(datetime.timedelta(seconds=0.1))",
+        ),
+        (
+            "span",
+            r#"{"value":-86399999913600}"#,
+            "span(datetime.timedelta(seconds=-86399999913600))",
+        ),
+        (
+            "either",
+            r#"{"value":"2024-01-02T03:04:05Z"}"#,
+            "either(datetime.datetime(2024, 1, 2, 3, 4, 5, tzinfo=datetime.timezone.utc))",
+        ),
+        (
+            "many",
+            r#"{"values":["2024-01-01T00:00:00"],"gaps":{"a":1.5}}"#,
+            "many([datetime.datetime(2024, 1, 1)], {'a': datetime.timedelta(seconds=1.5)})",
+        ),
+    ];
+    let script = format!(
+        "import datetime, json, temporal as m\nfor v in [{}]: print(json.dumps(v))",
+        cases
+            .iter()
+            .map(|(_, _, call)| format!("m.{call}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    let out = Command::new("python3")
+        .current_dir(&dir)
+        .args([
+            "-I",
+            "-c",
+            &format!("import sys; sys.path.insert(0, '.')\n{script}"),
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let direct: Vec<serde_json::Value> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(direct.len(), cases.len());
+    let source = dir.join("temporal.py");
+    let policy = dir.join("policy.json");
+    let source = source.to_str().unwrap();
+    let governed = ["--policy", policy.to_str().unwrap()];
+    for extra in [&[][..], &governed[..]] {
+        let select = "stamp,day,clock,span,either,many";
+        let mut args = vec![source, "--readiness", "v2", "--select", select];
+        args.extend(["--workers", "1"]);
+        args.extend(extra);
+        let server = Served::start(&args);
+        for ((name, arguments, call), expected) in cases.iter().zip(&direct) {
+            let (status, body) = server.post(name, arguments);
+            assert_eq!(status, 200, "{extra:?} {call}: {body}");
+            let got: serde_json::Value = serde_json::from_str(&body).unwrap();
+            assert_eq!(&got, expected, "{extra:?} {call}");
+        }
+        let refused = [
+            ("stamp", r#"{"value":"2024-02-30T00:00:00"}"#, "/value"),
+            ("clock", r#"{"value":"24:00:00"}"#, "/value"),
+            ("span", r#"{"value":"1"}"#, "/value"),
+            ("many", r#"{"values":[],"gaps":{"a":1e20}}"#, "/gaps/a"),
+        ];
+        for (name, arguments, path) in refused {
+            let (status, body) = server.post(name, arguments);
+            let at = format!(r#""path":"{path}""#);
+            assert!(
+                status == 422 && body.contains(&at),
+                "{extra:?} {name} {arguments}: {status} {body}"
+            );
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

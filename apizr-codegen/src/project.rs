@@ -404,6 +404,10 @@ fn sample(spec: &TypeSpec, depth: usize) -> Value {
         TypeKind::Str => Value::Str("text".into()),
         // base64 of b"text".
         TypeKind::Bytes | TypeKind::Bytearray => Value::Str("dGV4dA==".into()),
+        TypeKind::Date => Value::Str("2024-01-31".into()),
+        TypeKind::Datetime => Value::Str("2024-01-31T12:30:00Z".into()),
+        TypeKind::Time => Value::Str("12:30:00".into()),
+        TypeKind::Timedelta => Value::Float(90.0),
         TypeKind::Bool => Value::Bool(true),
         TypeKind::Null => Value::Null,
         TypeKind::Literal => spec.values.first().cloned().unwrap_or(Value::Null),

@@ -747,3 +747,67 @@ fn string_annotations_are_forward_references_resolved_in_the_module_under_v2() {
     }
     assert!(!v1.contains("request"), "{v1}");
 }
+
+/// `datetime.date`/`datetime`/`time`/`timedelta` (through `import datetime [as m]`, `from
+/// datetime import ...` or a TYPE_CHECKING-only import) are exact JSON types under v2: strict
+/// RFC 3339 strings with a `pattern` and a `description` stating naive vs aware, a bounded
+/// number of seconds for timedelta. A set of them keeps READY-013 (Python's equality is not
+/// the JSON text's) and a returned one READY-016; v1 keeps READY-013 for all of them.
+#[test]
+fn datetime_classes_are_strict_rfc3339_strings_under_v2_only() {
+    let v2 = summary("temporal.py", ReadinessPolicy::V2);
+    for name in ["stamp", "day", "clock", "span", "either", "later", "many"] {
+        let ready = format!("{name} Ready \n");
+        assert!(
+            v2.lines().any(|l| format!("{l}\n") == ready),
+            "{name}: {v2}"
+        );
+    }
+    let schema = |kind| {
+        type_schema(&apizr_ir::TypeSpec::simple(kind))
+            .canonical_string()
+            .unwrap()
+    };
+    let (date, datetime) = (
+        schema(apizr_ir::TypeKind::Date),
+        schema(apizr_ir::TypeKind::Datetime),
+    );
+    let delta = schema(apizr_ir::TypeKind::Timedelta);
+    assert_eq!(
+        delta,
+        r#"{"description":"datetime.timedelta: seconds, fractions rounded to microseconds","maximum":86399999999999,"minimum":-86399999913600,"type":"number"}"#
+    );
+    assert!(datetime.contains(r#""pattern":"^([0-9]{3}[1-9]|[0-9]{2}[1-9][0-9]|[0-9][1-9][0-9]{2}|[1-9][0-9]{3})-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])T([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\\.[0-9]{1,6})?(Z|[+-]([01][0-9]|2[0-3]):[0-5][0-9])?$""#), "{datetime}");
+    assert!(
+        datetime.contains("naive without an offset, aware (fixed offset)"),
+        "{datetime}"
+    );
+    assert!(v2.contains(&format!(r#""value":{datetime}"#)), "{v2}");
+    assert!(v2.contains(&format!(r#""value":{date}"#)), "{v2}");
+    assert!(v2.contains(&format!(r#""value":{delta}"#)), "{v2}");
+    assert!(
+        v2.contains(&format!(r#""value":{{"anyOf":[{date},{datetime}]}}"#)),
+        "{v2}"
+    );
+    assert!(
+        v2.contains(&format!(
+            r#""gaps":{{"additionalProperties":{delta},"type":"object"}}"#
+        )),
+        "{v2}"
+    );
+    assert!(
+        v2.contains("unique Conditional APIZR-READY-013(values)"),
+        "{v2}"
+    );
+    assert!(v2.contains("APIZR-READY-013 42:20"), "{v2}");
+    assert!(v2.contains("take a `list` instead of `set[date]`"), "{v2}");
+    assert!(v2.contains("now Ready APIZR-READY-016(-)\n"), "{v2}");
+    let v1 = summary("temporal.py", ReadinessPolicy::V1);
+    for name in ["stamp", "day", "clock", "span", "either", "later", "many"] {
+        assert!(
+            v1.contains(&format!("{name} Conditional APIZR-READY-013")),
+            "{name}: {v1}"
+        );
+    }
+    assert!(!v1.contains("request"), "{v1}");
+}

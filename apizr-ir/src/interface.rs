@@ -191,6 +191,9 @@ pub fn type_schema(spec: &TypeSpec) -> Value {
             ("contentEncoding", Value::Str("base64".into())),
             ("type", Value::Str("string".into())),
         ]),
+        TypeKind::Date | TypeKind::Datetime | TypeKind::Time | TypeKind::Timedelta => {
+            crate::temporal::schema(spec.kind).unwrap_or_else(|| typed("string"))
+        }
         TypeKind::Set => object(vec![
             ("items", first_item(spec)),
             ("type", Value::Str("array".into())),

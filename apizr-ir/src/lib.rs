@@ -32,6 +32,7 @@ pub mod policy;
 pub mod policy_v2;
 pub mod readiness;
 pub mod surface;
+pub mod temporal;
 
 pub use capability::*;
 pub use digest::Digest;

@@ -269,6 +269,12 @@ pub enum TypeKind {
     /// worker decodes. v1 never lowers them (READY-012/013), so v1 artifacts keep their bytes.
     Bytes,
     Bytearray,
+    /// Readiness v2 only: `datetime.date`/`datetime`/`time` (strict RFC 3339 strings) and
+    /// `datetime.timedelta` (seconds), as [`crate::temporal`] states. v1 never lowers them.
+    Date,
+    Datetime,
+    Time,
+    Timedelta,
 }
 
 /// The lowered, JSON-level type of a parameter, return value or object field.

@@ -548,6 +548,8 @@ def _convert(value, spec):
             except (ValueError, UnicodeError):
                 raise _Mismatch()
             return data if kind == "bytes" else bytearray(data)
+    elif kind in _TEMPORAL:
+        return _temporal(value, kind)
     elif kind == "bool":
         if t is bool:
             return value
@@ -608,6 +610,95 @@ def _convert(value, spec):
                     raise _Mismatch()
             return _instance(out, spec)
     raise _Mismatch()
+
+
+# --- datetime values (readiness v2; apizr_ir::temporal states the contract) -----------------
+# date "YYYY-MM-DD", time "HH:MM:SS[.f{1,6}][Z|+HH:MM|-HH:MM]", datetime "<date>T<time>",
+# timedelta a JSON number of seconds. The grammar is checked here character by character as
+# the server checks it (not `fromisoformat`, which accepts more and differently per version);
+# the stdlib constructors then check the ranges the server checks (year 1-9999, the month's
+# days, hour < 24, offset < 1 day), so a value the server accepted always converts. Without an
+# offset the value is naive; with one it carries `timezone(offset)` (`Z`: `timezone.utc`).
+_TEMPORAL = frozenset(("date", "datetime", "time", "timedelta"))
+_DIGITS = frozenset("0123456789")
+_TIMEDELTA_MIN = -86399999913600
+_TIMEDELTA_MAX = 86399999999999
+
+
+def _number(text, at, n):
+    part = text[at:at + n]
+    if len(part) != n or not all(c in _DIGITS for c in part):
+        raise _Mismatch()
+    return int(part)
+
+
+def _expect(text, at, char):
+    if text[at:at + 1] != char:
+        raise _Mismatch()
+    return at + 1
+
+
+def _clock(text, at):
+    hour = _number(text, at, 2)
+    at = _expect(text, at + 2, ":")
+    minute = _number(text, at, 2)
+    at = _expect(text, at + 2, ":")
+    second = _number(text, at, 2)
+    at += 2
+    micro = 0
+    if text[at:at + 1] == ".":
+        end = at + 1
+        while end < len(text) and text[end] in _DIGITS:
+            end += 1
+        fraction = text[at + 1:end]
+        if not 1 <= len(fraction) <= 6:
+            raise _Mismatch()
+        micro, at = int(fraction.ljust(6, "0")), end
+    return (hour, minute, second, micro), at
+
+
+def _zone(datetime, text, at):
+    rest = text[at:]
+    if rest == "":
+        return None
+    if rest == "Z":
+        return datetime.timezone.utc
+    if len(rest) != 6 or rest[0] not in "+-":
+        raise _Mismatch()
+    hours = _number(rest, 1, 2)
+    _expect(rest, 3, ":")
+    minutes = _number(rest, 4, 2)
+    if hours > 23 or minutes > 59:
+        raise _Mismatch()
+    offset = datetime.timedelta(hours=hours, minutes=minutes)
+    return datetime.timezone(-offset if rest[0] == "-" else offset)
+
+
+def _temporal(value, kind):
+    import datetime
+
+    t = type(value)
+    try:
+        if kind == "timedelta":
+            if (t is int or t is float) and _TIMEDELTA_MIN <= value <= _TIMEDELTA_MAX:
+                return datetime.timedelta(seconds=value)
+            raise _Mismatch()
+        if t is not str:
+            raise _Mismatch()
+        if kind == "time":
+            clock, at = _clock(value, 0)
+            return datetime.time(*clock, tzinfo=_zone(datetime, value, at))
+        day = (_number(value, 0, 4), _number(value, 5, 2), _number(value, 8, 2))
+        _expect(value, 4, "-")
+        _expect(value, 7, "-")
+        if kind == "date":
+            if len(value) != 10:
+                raise _Mismatch()
+            return datetime.date(*day)
+        clock, at = _clock(value, _expect(value, 10, "T"))
+        return datetime.datetime(*day, *clock, tzinfo=_zone(datetime, value, at))
+    except (ValueError, OverflowError):
+        raise _Mismatch()
 
 
 # --- Classes of the module (readiness v2 TypeSpecs with a "python" member) -------------------

@@ -371,3 +371,237 @@ fn base64_arguments_reach_python_as_bytes_and_bytearray() {
         assert_eq!((field.path.as_str(), field.found.as_str()), (path, found));
     }
 }
+
+/// Readiness v2 `datetime` arguments: the server's grammar (`validate::temporal`) and the
+/// worker's conversion (`worker.py` `_temporal`, run here in real CPython from the worker's
+/// own source) accept exactly the same strings and numbers. The candidates are valid values
+/// of each kind and every one-character replacement, deletion and insertion of them (digits,
+/// separators, `t`/`z`, a space, a non-ASCII digit), plus the timedelta bounds; one
+/// disagreement would be a 422 for a value the worker takes or a conversion failure after
+/// the server accepted.
+#[test]
+fn temporal_grammar_of_the_server_is_the_workers_in_cpython() {
+    use apizr_runtime::ir::TypeKind;
+    use apizr_runtime::validate::temporal::{check, seconds_in_range};
+    let worker = include_str!("../src/worker.py");
+    let start = worker.find("# --- datetime values").unwrap();
+    let end = worker.find("# --- Classes of the module").unwrap();
+    let section = &worker[start..end];
+    let bases = [
+        ("date", TypeKind::Date, "2024-02-29"),
+        ("date", TypeKind::Date, "1900-12-31"),
+        ("time", TypeKind::Time, "23:59:59.123456+05:30"),
+        ("time", TypeKind::Time, "00:00:00Z"),
+        (
+            "datetime",
+            TypeKind::Datetime,
+            "0001-01-01T00:00:00.5-23:59",
+        ),
+        ("datetime", TypeKind::Datetime, "9999-12-31T12:30:59"),
+    ];
+    let alphabet = [
+        "0", "1", "2", "3", "5", "9", "-", ":", "T", "t", "Z", "z", "+", ".", " ", "\u{663}",
+    ];
+    let mut candidates: Vec<(&str, TypeKind, String)> = Vec::new();
+    for (name, kind, base) in bases {
+        candidates.push((name, kind, base.to_string()));
+        let chars: Vec<char> = base.chars().collect();
+        for i in 0..=chars.len() {
+            for c in alphabet {
+                let mut replaced: String = chars[..i].iter().collect();
+                replaced.push_str(c);
+                let inserted = format!("{replaced}{}", chars[i..].iter().collect::<String>());
+                if i < chars.len() {
+                    replaced.extend(&chars[i + 1..]);
+                    candidates.push((name, kind, replaced));
+                }
+                candidates.push((name, kind, inserted));
+            }
+            if i < chars.len() {
+                let deleted: String = chars[..i].iter().chain(&chars[i + 1..]).collect();
+                candidates.push((name, kind, deleted));
+            }
+        }
+    }
+    let rust: Vec<bool> = candidates
+        .iter()
+        .map(|(_, kind, text)| check(*kind, text).is_ok())
+        .collect();
+    let seconds = [
+        "0",
+        "1.5",
+        "-0.000001",
+        "86399999999999",
+        "86400000000000",
+        "86399999999999.5",
+        "-86399999913600",
+        "-86399999913601",
+        "1e300",
+        "100000000000000000000000",
+    ];
+    let mut input = String::new();
+    for (name, _, text) in &candidates {
+        input.push_str(&serde_json::to_string(&(name, text)).unwrap());
+        input.push('\n');
+    }
+    for s in seconds {
+        input.push_str(&format!("[\"timedelta\", {s}]\n"));
+    }
+    let script = format!(
+        "import json, sys\nclass _Mismatch(Exception): pass\n{section}\n\
+         for line in sys.stdin:\n    kind, value = json.loads(line)\n    try:\n        \
+         _temporal(value, kind)\n        print(1)\n    except _Mismatch:\n        print(0)\n"
+    );
+    let mut child = std::process::Command::new("python3")
+        .args(["-I", "-c", &script])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    use std::io::Write as _;
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let python: Vec<bool> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| l == "1")
+        .collect();
+    assert_eq!(python.len(), candidates.len() + seconds.len());
+    let mut accepted = 0;
+    for ((name, _, text), (r, p)) in candidates.iter().zip(rust.iter().zip(&python)) {
+        assert_eq!(r, p, "{name} {text:?}: server {r}, worker {p}");
+        accepted += usize::from(*r);
+    }
+    // Both sides accept some mutations (other digits) and refuse most.
+    assert!(
+        accepted > 50 && accepted < candidates.len() / 2,
+        "{accepted}"
+    );
+    for (s, p) in seconds.iter().zip(&python[candidates.len()..]) {
+        let r = s.parse::<f64>().is_ok_and(seconds_in_range);
+        assert_eq!(r, *p, "timedelta {s}");
+    }
+}
+
+const TEMPORAL: &[u8] = include_bytes!("../../apizr-inspect/tests/data/input_types/temporal.py");
+
+/// `datetime` arguments through a governed worker arrive as the stdlib's values (naive without
+/// an offset, aware with `timezone(offset)`), as the same call builds them in CPython; values
+/// outside the grammar are refused in Rust with the parameter, the character and why.
+#[test]
+fn temporal_arguments_reach_python_as_datetime_values() {
+    let contracts = on_inspect_stack(|| {
+        let options = InspectOptions {
+            readiness: ReadinessPolicy::V2,
+            ..InspectOptions::default()
+        };
+        let (outcome, parsed) =
+            apizr_inspect::inspect_bytes_parsed(TEMPORAL, SourceKind::Python, "temporal", options)
+                .unwrap();
+        let served = ["stamp", "span", "either", "later", "many"].map(String::from);
+        interface::plan_interfaces(&parsed, &outcome.inspection, Some(&served)).unwrap()
+    })
+    .unwrap();
+    let find = |name: &str| contracts.iter().find(|c| c.name == name).unwrap();
+    for contract in &contracts {
+        let value = apizr_runtime::ir::to_value(contract).unwrap();
+        assert_eq!(
+            &apizr_runtime::serve::decode::contract(&value).unwrap(),
+            contract
+        );
+    }
+    let executable = Executable::new(TEMPORAL.to_vec());
+    let (governed, _root) = governed("input-types-temporal");
+    for (name, arguments, expected) in [
+        (
+            "stamp",
+            r#"{"value": "2024-02-29T23:05:01.25+05:30"}"#,
+            "datetime.datetime(2024, 2, 29, 23, 5, 1, 250000, tzinfo=datetime.timezone(datetime.timedelta(seconds=19800)))",
+        ),
+        (
+            "stamp",
+            r#"{"value": "2024-02-29T23:05:01Z"}"#,
+            "datetime.datetime(2024, 2, 29, 23, 5, 1, tzinfo=datetime.timezone.utc)",
+        ),
+        (
+            "stamp",
+            r#"{"value": "2024-02-29T23:05:01"}"#,
+            "datetime.datetime(2024, 2, 29, 23, 5, 1)",
+        ),
+        (
+            "span",
+            r#"{"value": 90.5}"#,
+            "datetime.timedelta(seconds=90, microseconds=500000)",
+        ),
+        (
+            "either",
+            r#"{"value": "2024-01-02"}"#,
+            "datetime.date(2024, 1, 2)",
+        ),
+        (
+            "later",
+            r#"{"value": "2024-01-02T00:00:00", "by": -3600}"#,
+            "datetime.datetime(2024, 1, 1, 23, 0)",
+        ),
+    ] {
+        let call = Call::from_json(
+            find(name),
+            executable.clone(),
+            "temporal",
+            arguments.as_bytes(),
+        )
+        .unwrap();
+        let outcome = governed.execute(&call);
+        assert_eq!(
+            outcome.status,
+            Status::Success,
+            "{name} {arguments}: {outcome:?}"
+        );
+        assert_eq!(
+            outcome.value.canonical_string().unwrap(),
+            serde_json::to_string(expected).unwrap(),
+            "{name} {arguments}"
+        );
+    }
+    for (name, arguments, path, found) in [
+        (
+            "stamp",
+            r#"{"value": "2023-02-29T00:00:00"}"#,
+            "/value",
+            "string with a day the month does not have at character 8",
+        ),
+        (
+            "many",
+            r#"{"values": ["2024-01-01 00:00:00"], "gaps": {}}"#,
+            "/values/0",
+            "string with a `T` between date and time at character 10",
+        ),
+        (
+            "many",
+            r#"{"values": [], "gaps": {"a": 1e20}}"#,
+            "/gaps/a",
+            "number outside -86399999913600..86399999999999 seconds",
+        ),
+        ("span", r#"{"value": "90"}"#, "/value", "string"),
+    ] {
+        let refused = Call::from_json(
+            find(name),
+            executable.clone(),
+            "temporal",
+            arguments.as_bytes(),
+        )
+        .expect_err(arguments);
+        let field = refused.field_error();
+        assert_eq!(
+            (field.path.as_str(), field.found.as_str()),
+            (path, found),
+            "{arguments}"
+        );
+    }
+}

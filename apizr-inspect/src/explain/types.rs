@@ -111,6 +111,14 @@ pub fn type_fix(
                   not understood"
                 .into(),
         },
+        TypeCause::Temporal if output => format!(
+            "return `str` (e.g. `.isoformat()`) or a number of seconds instead of `{text}`: \
+             datetime results are not encoded as JSON"
+        ),
+        TypeCause::Temporal => format!(
+            "take a `list` instead of `{text}`: set members are compared as Python compares \
+             datetime values (time zones, rounding), which JSON validation cannot check"
+        ),
         TypeCause::RefusedTypedDict => typeddict_fix(module, &text),
         TypeCause::RefusedClass => format!(
             "make `{text}` an Enum whose members have literal values, or a dataclass (without \

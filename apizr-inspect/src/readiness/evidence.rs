@@ -124,6 +124,9 @@ pub enum TypeCause {
     /// READY-013 (readiness v2): an Enum, dataclass or NamedTuple of the module whose JSON
     /// form is not proved (the range is its name; the reason is in the class's proof).
     RefusedClass,
+    /// READY-013 (readiness v2): a set of `datetime` values (the range is the set type);
+    /// READY-016: a return type holding them (`readiness::temporal`).
+    Temporal,
 }
 
 /// Why name resolution gave up on a name (or attribute).

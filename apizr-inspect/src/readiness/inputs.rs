@@ -90,6 +90,11 @@ impl Context<'_> {
         {
             return Ok(concrete.into());
         }
+        if self.v2
+            && let Some(temporal) = self.temporal_spelling(expr)
+        {
+            return Ok(temporal.into());
+        }
         match expr {
             Expr::Name(name) => {
                 let id = name.id.as_str();
@@ -155,7 +160,7 @@ impl Context<'_> {
     /// Readiness v2: an import binding that annotations may use to name a type — direct, or
     /// directly under `if TYPE_CHECKING:` (annotations are never evaluated by the worker, so
     /// an import that only the type checker runs names the same type).
-    fn names_a_type(&self, binding: &crate::facts::Binding) -> bool {
+    pub(super) fn names_a_type(&self, binding: &crate::facts::Binding) -> bool {
         let statement = self.facts.statement(binding.stmt);
         statement.is_direct() || super::aliases::in_type_checking(self.facts, statement)
     }
@@ -223,6 +228,8 @@ impl Context<'_> {
             // Readiness v2: `bytes`/`bytearray` are base64 JSON strings the worker decodes.
             "bytes" | "bytearray" if self.v2 && slice.is_none() => return,
             "bytes" => return out.push(found(R012, expr, TypeCause::Bytes)),
+            // Readiness v2: `datetime` classes (`super::temporal`).
+            spelled if slice.is_none() && super::temporal::kind(spelled).is_some() => return,
             _ => {}
         }
         let Some(slice) = slice else {
@@ -264,6 +271,14 @@ impl Context<'_> {
                     return out.push(found(R013, expr, TypeCause::Arity));
                 }
                 members.iter().for_each(|m| self.collect(m, out));
+                // Readiness v2: set members compare as Python does, which for `datetime`
+                // values is not their JSON text (`super::temporal`).
+                if self.v2
+                    && matches!(spelled, "set" | "Set")
+                    && super::temporal::holds_temporal(&self.lower(members[0]))
+                {
+                    out.push(found(R013, expr, TypeCause::Temporal));
+                }
             }
             "dict" | "Dict" => {
                 let [key, value] = members.as_slice() else {

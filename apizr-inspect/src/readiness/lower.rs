@@ -86,6 +86,9 @@ impl Context<'_> {
                 "dict" | "Dict" => spec(TypeKind::Dict, vec![any()], false),
                 "set" | "Set" => spec(TypeKind::Set, vec![any()], false),
                 "tuple" | "Tuple" => spec(TypeKind::Tuple, vec![any()], true),
+                spelled if self.v2 => {
+                    super::temporal::kind(spelled).map_or_else(any, TypeSpec::simple)
+                }
                 _ => any(),
             };
         };

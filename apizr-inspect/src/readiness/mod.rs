@@ -36,6 +36,7 @@ pub mod lower;
 pub mod outputs;
 pub mod pyrepr;
 pub mod stdlib;
+pub mod temporal;
 pub mod typeddict;
 pub mod v2;
 

@@ -72,8 +72,9 @@ pub fn parameter_findings(ctx: &Context, def: &StmtFunctionDef, line: u32) -> Ve
 }
 
 /// One READY-016 when the return annotation is missing or implies any code; the evidence is
-/// its first finding. Under v2 a return type holding `bytes`/`bytearray` (an input-only JSON
-/// form: the worker decodes base64 arguments but does not encode results) is one too.
+/// its first finding. Under v2 a return type holding `bytes`/`bytearray` or a `datetime` class
+/// (input-only JSON forms: the worker decodes arguments but does not encode results) is one
+/// too.
 pub fn return_finding(ctx: &Context, def: &StmtFunctionDef, line: u32) -> Option<Finding> {
     let (range, cause) = match def.returns.as_deref() {
         None => (def.name.range(), TypeCause::Missing),
@@ -81,6 +82,9 @@ pub fn return_finding(ctx: &Context, def: &StmtFunctionDef, line: u32) -> Option
             Some(first) => (first.range, first.cause),
             None if ctx.v2 && has_bytes(&ctx.lower(annotation)) => {
                 (annotation.range(), TypeCause::Bytes)
+            }
+            None if ctx.v2 && super::temporal::holds_temporal(&ctx.lower(annotation)) => {
+                (annotation.range(), TypeCause::Temporal)
             }
             None => return None,
         },

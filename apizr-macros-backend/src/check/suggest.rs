@@ -142,6 +142,9 @@ fn plain(spec: &TypeSpec, structs: &mut Option<&mut Structs>, hint: &str) -> Str
         TypeKind::Float => "f64".into(),
         // `bytes`/`bytearray` (readiness v2) travel as their base64 text.
         TypeKind::Str | TypeKind::Bytes | TypeKind::Bytearray => "String".into(),
+        // `datetime` classes (readiness v2): RFC 3339 text; a timedelta is seconds.
+        TypeKind::Date | TypeKind::Datetime | TypeKind::Time => "String".into(),
+        TypeKind::Timedelta => "f64".into(),
         TypeKind::Bool => "bool".into(),
         TypeKind::Null => "()".into(),
         TypeKind::List | TypeKind::Set => format!("Vec<{}>", item(spec, 0, structs, hint)),

@@ -200,6 +200,15 @@ pub fn check(ty: &Type, spec: &TypeSpec, side: Side) -> Result<(), Mismatch> {
             Rust::Str => Ok(()),
             _ => fail("`String` holding base64 text"),
         },
+        // Readiness v2 `datetime` classes: RFC 3339 text, or seconds for a timedelta.
+        TypeKind::Date | TypeKind::Datetime | TypeKind::Time => match rust {
+            Rust::Str => Ok(()),
+            _ => fail("`String` holding RFC 3339 text"),
+        },
+        TypeKind::Timedelta => match rust {
+            Rust::F64 => Ok(()),
+            _ => fail("`f64` (seconds)"),
+        },
         TypeKind::Bool => match rust {
             Rust::Bool => Ok(()),
             _ => fail("`bool`"),

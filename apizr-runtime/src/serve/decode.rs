@@ -62,6 +62,10 @@ fn kind(name: &str) -> Result<TypeKind, ContractError> {
         "object" => TypeKind::Object,
         "bytes" => TypeKind::Bytes,
         "bytearray" => TypeKind::Bytearray,
+        "date" => TypeKind::Date,
+        "datetime" => TypeKind::Datetime,
+        "time" => TypeKind::Time,
+        "timedelta" => TypeKind::Timedelta,
         _ => return Err(bad("type kind")),
     })
 }

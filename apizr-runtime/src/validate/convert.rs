@@ -59,6 +59,43 @@ pub fn convert(spec: &TypeSpec, value: &Value) -> Result<PyValue, ValidationErro
                 _ => PyValue::Bytearray(bytes),
             })
         }
+        (TypeKind::Date | TypeKind::Datetime | TypeKind::Time, Value::Str(s)) => {
+            super::temporal::check(spec.kind, s).map_err(|e| {
+                let found = Found::Value {
+                    kind: "string",
+                    text: format!("with {e}"),
+                };
+                ValidationError::new(Reason::Temporal, describe(spec), found)
+            })?;
+            Ok(PyValue::Str(s.clone()))
+        }
+        (TypeKind::Timedelta, Value::Int(_) | Value::BigInt(_) | Value::Float(_)) => {
+            let seconds = match value {
+                Value::Int(i) => *i as f64,
+                Value::Float(f) if f.is_finite() => *f,
+                // Finite floats only; a big integer is out of range anyway.
+                _ => f64::INFINITY,
+            };
+            if !super::temporal::seconds_in_range(seconds) {
+                let found = Found::Value {
+                    kind: "number",
+                    text: format!(
+                        "outside {}..{} seconds",
+                        apizr_ir::temporal::TIMEDELTA_MIN_SECONDS,
+                        apizr_ir::temporal::TIMEDELTA_MAX_SECONDS
+                    ),
+                };
+                return Err(ValidationError::new(
+                    Reason::Temporal,
+                    describe(spec),
+                    found,
+                ));
+            }
+            Ok(match value {
+                Value::Float(f) => PyValue::Float(*f),
+                _ => PyValue::Int(value.clone()),
+            })
+        }
         (TypeKind::Bool, Value::Bool(b)) => Ok(PyValue::Bool(*b)),
         (TypeKind::Null, Value::Null) => Ok(PyValue::None),
         (TypeKind::List, Value::Array(items)) => items

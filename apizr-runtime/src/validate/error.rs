@@ -41,6 +41,10 @@ pub enum Reason {
     /// A `bytes`/`bytearray` argument (readiness v2) that is not canonical padded base64.
     #[error("Invalid base64 value")]
     Base64,
+    /// A `datetime` argument (readiness v2) outside the grammar or range of
+    /// `apizr_ir::temporal`.
+    #[error("Invalid date/time value")]
+    Temporal,
 }
 
 /// What the request had at the error's location.
@@ -212,6 +216,10 @@ pub fn describe(spec: &TypeSpec) -> String {
         TypeKind::Set => format!("array of unique {}", item(0)),
         TypeKind::Bytes => "base64 string (bytes)".into(),
         TypeKind::Bytearray => "base64 string (bytearray)".into(),
+        TypeKind::Date => "date string YYYY-MM-DD".into(),
+        TypeKind::Datetime => "date-time string YYYY-MM-DDTHH:MM:SS[.ffffff][Z|±HH:MM]".into(),
+        TypeKind::Time => "time string HH:MM:SS[.ffffff][Z|±HH:MM]".into(),
+        TypeKind::Timedelta => "number of seconds (timedelta)".into(),
         TypeKind::Union => spec
             .items
             .iter()

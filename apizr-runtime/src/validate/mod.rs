@@ -9,6 +9,7 @@
 //! * [`error`] — [`ValidationError`]: the reference's detail ([`Reason`]) plus a JSON-pointer
 //!   path, the expectation and what was found ([`FieldError`], the wire form);
 //! * [`base64`] — the strict, canonical base64 of `bytes`/`bytearray` arguments (v2);
+//! * [`temporal`] — the strict RFC 3339 grammar of `datetime` arguments (v2);
 //! * [`pyvalue`] — the bits of Python's data model the rules depend on.
 //!
 //! The output keeps the caller's JSON values (validated, not converted): the runtime measures
@@ -18,6 +19,7 @@ pub mod base64;
 pub mod convert;
 pub mod error;
 pub mod pyvalue;
+pub mod temporal;
 
 use std::collections::BTreeMap;
 
