@@ -1,6 +1,6 @@
 """A top-level module: no package to wait for; its function has an input type reason only."""
-import datetime
+import socket
 
 
-def stamp(when: datetime.datetime) -> str:
-    return when.isoformat()
+def stamp(when: socket.socket) -> str:
+    return str(when.getsockname())
