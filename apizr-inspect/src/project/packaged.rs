@@ -245,6 +245,13 @@ fn settle(
     (own_proved, exports): (&mut HashSet<String>, &mut HashMap<String, Exports>),
 ) -> (Settled, HashSet<String>) {
     let mut settled = Settled::default();
+    for (module, uses) in interpreted {
+        for (statement, used) in uses {
+            settled
+                .uses
+                .insert((module.clone(), *statement), used.clone());
+        }
+    }
     // Per dict: the statements (module, offset) touching it, and whether one writes it.
     type Touches<'u> = (BTreeSet<(&'u str, u32)>, bool);
     let mut touched: HashMap<&(String, u32), Touches> = HashMap::new();

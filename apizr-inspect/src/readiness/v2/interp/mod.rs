@@ -87,6 +87,12 @@ pub struct Use {
     pub dynamic: BTreeSet<String>,
 }
 
+impl Use {
+    fn is_empty(&self) -> bool {
+        self.reads.is_empty() && self.writes.is_empty() && self.dynamic.is_empty()
+    }
+}
+
 /// What the package pass settled after the first pass (see the module comment).
 #[derive(Debug, Clone, Default)]
 pub struct Settled {
@@ -94,6 +100,10 @@ pub struct Settled {
     pub contested: HashSet<(String, u32)>,
     /// `(module, target)` pairs whose `import_module` is not proved.
     pub refused_imports: HashSet<(String, String)>,
+    /// What each interpreted statement (module, offset) used in the first pass: a statement
+    /// of the second pass that uses something must have used the same then (the settlement
+    /// covered it).
+    pub uses: HashMap<(String, u32), Use>,
 }
 
 /// One interpretation.
@@ -261,6 +271,19 @@ impl<'p> Prover<'p> {
         };
         let result = interp.expr(&mut frame, value);
         Some(match result {
+            Ok(_)
+                if !interp.used.is_empty()
+                    && self
+                        .package
+                        .and_then(|p| p.ctx.settled.as_ref())
+                        .is_some_and(|s| {
+                            s.uses
+                                .get(&(self.module.to_string(), u32::from(statement.start())))
+                                != Some(&interp.used)
+                        }) =>
+            {
+                Err(outside(Refused::Mutation))
+            }
             Ok(v) => {
                 package.record_interpreted(statement, interp.used);
                 Ok(match v {
