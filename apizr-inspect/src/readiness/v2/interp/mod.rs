@@ -116,6 +116,8 @@ pub struct Interp<'c> {
     classes: HashMap<(ModId, TextSize), Val>,
     fuel: usize,
     depth: usize,
+    /// Globals being recalled inside one another ([`modules`]).
+    recalls: usize,
     used: Use,
     /// The modules shipped with the module proved, once an `import_module` needs them.
     shipped: Option<BTreeSet<String>>,
@@ -250,6 +252,7 @@ impl<'p> Prover<'p> {
             classes: HashMap::new(),
             fuel: 0,
             depth: 0,
+            recalls: 0,
             used: Use::default(),
             shipped: None,
         };

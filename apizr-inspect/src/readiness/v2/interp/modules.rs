@@ -26,6 +26,9 @@ use ruff_text_size::{Ranged, TextRange, TextSize};
 
 use super::heap::{Class, Func, Id, ModId, Obj, Origin, Refused, Run, Val, refuse};
 use super::{Interp, MAX_MODULES};
+
+/// Globals recalled inside one another at most (`X = Y` where `Y = Z`, ...).
+const MAX_RECALLS: usize = 64;
 use crate::ParsedModule;
 use crate::package::{ImportTarget, ResolvedImport};
 use crate::readiness::stdlib::is_stdlib;
@@ -194,7 +197,14 @@ impl Interp<'_> {
             return Ok(None);
         };
         self.step(m, range)?;
-        self.binding(m, &body[index], name, range).map(Some)
+        // A long chain of names bound to names (`a2 = a1`, ...) is not followed further.
+        if self.recalls >= MAX_RECALLS {
+            return refuse(m, range, Refused::Recursion);
+        }
+        self.recalls += 1;
+        let value = self.binding(m, &body[index], name, range);
+        self.recalls -= 1;
+        value.map(Some)
     }
 
     /// What the direct top-level statement `stmt` of module `m` bound `name` to.
