@@ -627,6 +627,26 @@ const CASES: &[Case] = &[
         Raises("TypeError"),
         "deprecated('use g')",
     ),
+    // The module's own decorator on a class (Markdown's `@util.deprecated(...)` on
+    // `UnescapePostprocessor`): `functools.wraps` of a class reads `type`'s descriptors and a
+    // dict of annotations; a class body binding `__annotations__` to no dict makes
+    // `update_wrapper`'s setter raise.
+    (
+        "import functools, warnings",
+        "def deprecated(message):\n    def wrapper(func):\n        @functools.wraps(func)\n        def deprecated_func(*args, **kwargs):\n            warnings.warn(message, DeprecationWarning)\n            return func(*args, **kwargs)\n        return deprecated_func\n    return wrapper\ndef same(tag):\n    def wrapper(cls):\n        return cls\n    return wrapper\nclass Base:\n    pass\n@deprecated('use B')\nclass A(Base):\n    \"\"\"Doc.\"\"\"\n    x: int = 1\n    def run(self):\n        return 1\n@same(1)\nclass C:\n    pass\nD = C()",
+        "def deprecated(message):\n    def wrapper(func):\n        @functools.wraps(func)\n        def deprecated_func(*args, **kwargs):\n            warnings.warn(message, DeprecationWarning)\n            return func(*args, **kwargs)\n        return deprecated_func\n    return wrapper\n@deprecated('use B')\nclass A:\n    __annotations__ = 1",
+        Raises("TypeError"),
+        "deprecated('use B')",
+    ),
+    // A class decorator that returns something else than a function or class: the name is
+    // that value (here calling it raises, which v2 never assumes it may do).
+    (
+        "",
+        "def same(tag):\n    def wrapper(cls):\n        return cls\n    return wrapper\n@same(1)\nclass C:\n    pass\nD = C()",
+        "def same(tag):\n    def wrapper(cls):\n        return tag\n    return wrapper\n@same(1)  # applied\nclass C:\n    pass\nD = C()",
+        Raises("TypeError"),
+        "same(1)  # applied",
+    ),
     // A decorator that does not return a function: the name is no function afterwards.
     (
         "import collections",

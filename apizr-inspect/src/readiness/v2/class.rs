@@ -54,6 +54,7 @@ pub fn typed_dict_info() -> ClassInfo {
         variable_size: false,
         exception_solid: None,
         type_params: 0,
+        wrappable: false,
     }
 }
 
@@ -99,17 +100,43 @@ const NAMEDTUPLE_RESERVED: [&str; 10] = [
     "_source",
 ];
 
+/// What `functools.update_wrapper` reads of a class (besides `__name__`, which a class body
+/// cannot rebind): a class body binding one of them may put a value there that a function's
+/// setter refuses (`__annotations__ = 1`) or a descriptor whose `__get__` runs.
+const WRAPPER_READS: [&str; 5] = [
+    "__module__",
+    "__qualname__",
+    "__doc__",
+    "__annotations__",
+    "__dict__",
+];
+
 impl Prover<'_> {
+    /// A class statement whose value is the class (not replaced by a decorator).
     pub fn class_def(&self, class: &ast::StmtClassDef) -> Proof<ClassInfo> {
-        self.class_statement(class).map(|(info, _)| info)
+        match self.class_statement(class)? {
+            (Meaning::Class(info), _) => Ok(info),
+            _ => Err(Unproved::at(class.name.range(), Why::Decorator)),
+        }
     }
 
-    /// The proved class and the attributes whose reads through the class v2 knows run
-    /// nothing, with the kind they give ([`BodyOutcome::members`]).
+    /// The value the class statement binds (the class, or what the module's own decorators
+    /// made of it, [`Self::decorated_class`]) and, for an undecorated class, the attributes
+    /// whose reads through the class v2 knows run nothing, with the kind they give
+    /// ([`BodyOutcome::members`]).
     pub fn class_statement(
         &self,
         class: &ast::StmtClassDef,
-    ) -> Proof<(ClassInfo, Vec<(String, Kind)>)> {
+    ) -> Proof<(Meaning, Vec<(String, Kind)>)> {
+        let (info, members) = self.proved_class(class)?;
+        if self.local_class_decorators(class) == 0 {
+            return Ok((Meaning::Class(info), members));
+        }
+        Ok((self.decorated_class(class, info)?, Vec::new()))
+    }
+
+    /// The proved class itself (before the module's own decorators run) and its members.
+    fn proved_class(&self, class: &ast::StmtClassDef) -> Proof<(ClassInfo, Vec<(String, Kind)>)> {
         let decorated = self.class_decorators(class)?;
         let Bases {
             mut kind,
@@ -164,13 +191,61 @@ impl Prover<'_> {
                 super::stmt::collect_bound(&class.body, &mut names);
                 names.contains(&"__class_getitem__")
             }),
+            wrappable: matches!(
+                kind,
+                ClassKind::Plain | ClassKind::Exception | ClassKind::Dataclass
+            ) && {
+                let mut names = Vec::new();
+                super::stmt::collect_bound(&class.body, &mut names);
+                !names.iter().any(|n| WRAPPER_READS.contains(n))
+            },
         };
         Ok((info, outcome.members))
     }
 
+    /// The class statement's value once its decorators of the module's own code (or a proved
+    /// sibling's, [`Prover::local_decoration`]) have run: the outermost decorators, applied
+    /// bottom-up after the class exists (their factories ran before its body, in the
+    /// environment of the statement, which is `self`'s); each must return a function or a
+    /// class (Markdown's `@deprecated("…")` wrapping the class in a function with
+    /// `functools.wraps`). The class itself when there is none.
+    fn decorated_class(&self, class: &ast::StmtClassDef, info: ClassInfo) -> Proof<Meaning> {
+        let local = self.local_class_decorators(class);
+        let mut value = Meaning::Class(info);
+        for decorator in class.decorator_list[..local].iter().rev() {
+            let expr = &decorator.expression;
+            value = match self.local_decoration(expr, value) {
+                Some(Ok(meaning @ (Meaning::Function | Meaning::Class(_)))) => meaning,
+                _ => return Err(Unproved::at(expr.range(), Why::Decorator)),
+            };
+        }
+        Ok(value)
+    }
+
+    /// How many of the outermost decorators are the module's own code (the callee of the
+    /// factory, or the decorator, is a local or a proved sibling's function).
+    fn local_class_decorators(&self, class: &ast::StmtClassDef) -> usize {
+        class
+            .decorator_list
+            .iter()
+            .take_while(|d| {
+                let callee = match &d.expression {
+                    Expr::Call(call) => call.func.as_ref(),
+                    other => other,
+                };
+                matches!(
+                    self.value(callee),
+                    Ok(Meaning::Pure(_) | Meaning::Foreign(_))
+                )
+            })
+            .count()
+    }
+
     fn class_decorators(&self, class: &ast::StmtClassDef) -> Proof<Decorated> {
         let mut out = Decorated::default();
-        for decorator in &class.decorator_list {
+        // The module's own decorators are applied last ([`Self::decorated_class`]).
+        let local = self.local_class_decorators(class);
+        for decorator in &class.decorator_list[local..] {
             let expr = &decorator.expression;
             let fail = || Err(Unproved::at(expr.range(), Why::Decorator));
             let (func, call) = match expr {

@@ -4,8 +4,10 @@
 //! * anywhere: `functools.lru_cache` (bare, or with a literal `maxsize`/`typed`),
 //!   `functools.cache`, `functools.singledispatch`, `typing.overload`, `typing.final`, `typing.no_type_check`,
 //!   `contextlib.contextmanager`, `contextlib.asynccontextmanager`, `abc.abstractmethod`;
-//! * outside class bodies: `functools.wraps(f)` of a function `f`, and the module's own
-//!   decorators and decorator factories, or a proved sibling's ([`super::pure`]);
+//! * outside class bodies: `functools.wraps(f)` of a function `f` (or of a class whose
+//!   attributes it reads without running code, [`super::env::ClassInfo::wrappable`]), and the module's own
+//!   decorators and decorator factories, or a proved sibling's ([`super::pure`]) — also on a
+//!   class statement ([`super::class`]);
 //! * in class bodies also: `property`, `staticmethod`, `classmethod`,
 //!   `functools.cached_property`, and `<p>.setter` / `.getter` / `.deleter` of a property `p`
 //!   defined earlier in the same body;
@@ -113,7 +115,7 @@ impl Prover<'_> {
         }
         // `functools.wraps(f)` of a function (its `__name__`, `__qualname__`, `__doc__`,
         // `__annotations__`, `__dict__` are what `update_wrapper` copies onto the new
-        // function without failing), outside class bodies.
+        // function without failing) or of such a class, outside class bodies.
         if let Expr::Call(call) = decorator
             && properties.is_none()
             && let ([wrapped], true) = (
@@ -121,10 +123,12 @@ impl Prover<'_> {
                 call.arguments.keywords.is_empty(),
             )
             && self.value(&call.func) == Ok(Meaning::Qualified("functools.wraps".into()))
-            && matches!(
-                self.value(wrapped),
-                Ok(Meaning::Function | Meaning::Pure(_) | Meaning::Foreign(_))
-            )
+            && match self.value(wrapped) {
+                Ok(Meaning::Function | Meaning::Pure(_) | Meaning::Foreign(_)) => true,
+                // A class `update_wrapper` reads without running code ([`super::env::ClassInfo::wrappable`]).
+                Ok(Meaning::Class(info)) => info.wrappable,
+                _ => false,
+            }
         {
             return Ok(());
         }

@@ -98,6 +98,12 @@ pub struct ClassInfo {
     /// How many type parameters `C[...]` takes through `typing.Generic`'s
     /// `__class_getitem__`; 0 when v2 does not know that is what runs ([`super::generics`]).
     pub type_params: u8,
+    /// `functools.update_wrapper` reads its `__module__`, `__name__`, `__qualname__`,
+    /// `__doc__`, `__annotations__` and `__dict__` through `type`'s data descriptors (metaclass
+    /// `type` or `ABCMeta`, which binds none of them) and gets what a function accepts: strs,
+    /// any `__doc__`, a dict, a mapping proxy — the body binds none of these names
+    /// ([`super::class`]), so `functools.wraps(C)` cannot fail.
+    pub wrappable: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

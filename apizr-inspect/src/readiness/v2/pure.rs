@@ -151,11 +151,11 @@ impl std::fmt::Debug for Foreign {
 
 /// The parameters of a decorator called with the function it decorates: one positional
 /// parameter, nothing else (`wrapper(func)`).
-fn with_function(def: &ast::StmtFunctionDef) -> Option<HashMap<&str, Meaning>> {
+fn with_function(def: &ast::StmtFunctionDef, argument: Meaning) -> Option<HashMap<&str, Meaning>> {
     let params = &def.parameters;
     match (params.posonlyargs.as_slice(), params.args.as_slice()) {
         ([only], []) | ([], [only]) if params.kwonlyargs.is_empty() => {
-            Some(HashMap::from([(only.name().as_str(), Meaning::Function)]))
+            Some(HashMap::from([(only.name().as_str(), argument)]))
         }
         _ => None,
     }
@@ -533,6 +533,16 @@ impl<'p> Prover<'p> {
     /// objects or callables with a `__dict__` (in a class body a property or a classmethod
     /// object would be passed). `None` when the decorator is not the module's code.
     pub fn local_decorator(&self, decorator: &Expr) -> Option<Proof<()>> {
+        match self.local_decoration(decorator, Meaning::Function)? {
+            Ok(Meaning::Function) => Some(Ok(())),
+            _ => Some(Err(Unproved::at(decorator.range(), Why::Decorator))),
+        }
+    }
+
+    /// The decorator (as [`Self::local_decorator`]) called with `argument` — a function, or a
+    /// class a class statement made ([`super::class`]): what it returns. `None` when the
+    /// decorator is not the module's code (or in a class body).
+    pub fn local_decoration(&self, decorator: &Expr, argument: Meaning) -> Option<Proof<Meaning>> {
         let fail = || Some(Err(Unproved::at(decorator.range(), Why::Decorator)));
         let (callee, factory) = match decorator {
             Expr::Call(call) => (self.value(&call.func).ok()?, Some(call)),
@@ -546,12 +556,9 @@ impl<'p> Prover<'p> {
             return fail();
         }
         self.local.depth.set(depth + 1);
-        let applied = self.apply_local_decorator(decorator, &callee, factory);
+        let applied = self.apply_local_decorator(decorator, &callee, factory, argument);
         self.local.depth.set(depth);
-        match applied {
-            Ok(Meaning::Function) => Some(Ok(())),
-            _ => fail(),
-        }
+        Some(applied)
     }
 
     fn apply_local_decorator(
@@ -559,6 +566,7 @@ impl<'p> Prover<'p> {
         decorator: &Expr,
         callee: &Meaning,
         factory: Option<&ast::ExprCall>,
+        argument: Meaning,
     ) -> Proof<Meaning> {
         let fail = || Err(Unproved::at(decorator.range(), Why::Decorator));
         let decorator_fn = match (callee, factory) {
@@ -583,7 +591,7 @@ impl<'p> Prover<'p> {
             Meaning::Pure(def) => {
                 let def = self.local.bodies.borrow().get(&def).copied();
                 let Some(def) = def else { return fail() };
-                let Some(bound) = with_function(def) else {
+                let Some(bound) = with_function(def, argument.clone()) else {
                     return fail();
                 };
                 self.run_body(at, def, (bound, HashMap::new()), false)
@@ -592,7 +600,7 @@ impl<'p> Prover<'p> {
                 let Some(def) = foreign.home.defs.get(&foreign.def) else {
                     return fail();
                 };
-                let Some(bound) = with_function(def) else {
+                let Some(bound) = with_function(def, argument.clone()) else {
                     return fail();
                 };
                 let home = self.home_prover(&foreign.home);

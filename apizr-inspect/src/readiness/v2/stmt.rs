@@ -85,9 +85,8 @@ impl<'p> Prover<'p> {
             }
             Stmt::FunctionDef(def) => self.function(def, inert)?,
             Stmt::ClassDef(class) => {
-                let (info, members) = self.class_statement(class)?;
-                self.env
-                    .bind_class(class.name.as_str(), Meaning::Class(info), members);
+                let (meaning, members) = self.class_statement(class)?;
+                self.env.bind_class(class.name.as_str(), meaning, members);
             }
             Stmt::If(node) => self.branch(node)?,
             Stmt::Try(node) => self.try_(node)?,
