@@ -842,3 +842,65 @@ fn requirement_options_and_a_wheelhouse_without_requirements_are_refused() {
 fn sha256_hex(bytes: &[u8]) -> String {
     apizr_ir::Digest::sha256(bytes).value
 }
+
+/// Readiness v2 proves `importlib.metadata.version(__name__)` for a package whose directory
+/// holds its `*.dist-info/METADATA`: `serve DIR` sends that file with the package's files,
+/// `generate DIR` bundles it (listed and digested like them), and the worker serves it to
+/// `importlib.metadata`, so the ready function answers with the version — without
+/// `--allow-conditional`, from the directory and from the bundle.
+#[test]
+fn a_version_read_from_the_distribution_metadata_is_served_from_dir_and_bundle() {
+    let root = tmp("dist-info");
+    let dir = root.join("src");
+    std::fs::create_dir_all(dir.join("vpkg")).unwrap();
+    std::fs::write(
+        dir.join("vpkg/__init__.py"),
+        "import importlib.metadata\n__version__ = importlib.metadata.version(__name__)\n\n\n\
+         def version() -> str:\n    return __version__\n",
+    )
+    .unwrap();
+    std::fs::create_dir(dir.join("vpkg-1.2.3.dist-info")).unwrap();
+    std::fs::write(
+        dir.join("vpkg-1.2.3.dist-info/METADATA"),
+        "Metadata-Version: 2.1\nName: vpkg\nVersion: 1.2.3\n",
+    )
+    .unwrap();
+    let dir_str = dir.to_str().unwrap();
+    {
+        let server = start(&[dir_str, "--select", "vpkg:version", "--readiness", "v2"]);
+        assert_eq!(server.post("version", "{}"), (200, "\"1.2.3\"".into()));
+    }
+    let out = root.join("project");
+    let generated = run(&[
+        "generate",
+        "rest",
+        dir_str,
+        "--select",
+        "vpkg:version",
+        "--readiness",
+        "v2",
+        "--output-dir",
+        out.to_str().unwrap(),
+        "--no-lockfile",
+    ]);
+    assert!(
+        generated.status.success(),
+        "{}",
+        String::from_utf8_lossy(&generated.stderr)
+    );
+    let doc = manifest(&out);
+    let files = [
+        "source/vpkg-1.2.3.dist-info/METADATA",
+        "source/vpkg/__init__.py",
+    ];
+    assert_eq!(doc["package"]["files"], serde_json::json!(files));
+    for file in files {
+        let want = sha256_hex(&std::fs::read(out.join(file)).unwrap());
+        assert_eq!(doc["artifacts"][file]["value"], want.as_str(), "{file}");
+    }
+    {
+        let server = start(&["--bundle", out.to_str().unwrap(), "--workers", "1"]);
+        assert_eq!(server.post("version", "{}"), (200, "\"1.2.3\"".into()));
+    }
+    let _ = std::fs::remove_dir_all(&root);
+}

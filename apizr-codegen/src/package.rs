@@ -11,7 +11,9 @@
 //! included, call-time imports too, from the one resolver [`apizr_inspect::package`]), keyed
 //! by path under the `sys.path` root, and is imported by its dotted name, parents first.
 //! Third-party requirements come from `apizr_inspect::package::requirements`; a package that
-//! declares some is always bundled (the bundle is what installs them).
+//! declares some is always bundled (the bundle is what installs them). The directory's
+//! `*.dist-info/METADATA` files travel with the package's files
+//! (`apizr_inspect::package::dist_info`), so `importlib.metadata` finds them in the worker.
 //!
 //! Several modules: [`load`] gives one [`PackageInput`] per module, in the order the selection
 //! first names them, and a function name may be selected once only (it is the route, the
@@ -226,6 +228,14 @@ fn load_module(
             source = bytes.clone();
         }
         files.insert(key, bytes);
+    }
+    // The directory's distribution metadata (`*.dist-info/METADATA`), which the worker serves
+    // to `importlib.metadata` as an installed distribution would be: readiness v2 proves
+    // `importlib.metadata.version(__name__)` only for a module served with these files.
+    if !alone {
+        files.extend(apizr_inspect::package::dist_info::metadata_files(
+            index.root(),
+        ));
     }
     Ok(PackageInput {
         module: selection.module,

@@ -354,9 +354,19 @@ def _refuse_loaded(name):
 
 
 def _package_modules(package):
+    # The package's modules by dotted name, and its distributions' metadata by directory
+    # (`humanize-4.9.0.dist-info/METADATA` -> text; see _PackageFinder.find_distributions).
     modules = {}
+    metadata = {}
     for rel, entry in package["files"].items():
         source = _verified_bytes(entry)
+        parts = rel.split("/")
+        if len(parts) == 2 and parts[0].endswith(".dist-info") and parts[1] == "METADATA":
+            try:
+                metadata[parts[0]] = source.decode("utf-8")
+            except UnicodeDecodeError:
+                pass
+            continue
         if not rel.endswith(".py"):
             raise _Fail("worker_failed")
         parts = rel[:-3].split("/")
@@ -368,7 +378,7 @@ def _package_modules(package):
             # A package directory wins over a module file of the same name, as in Python.
             continue
         modules[name] = ("source/" + rel, source, is_package)
-    return modules
+    return modules, metadata
 
 
 class _PackageLoader:
@@ -385,8 +395,9 @@ class _PackageLoader:
 
 
 class _PackageFinder:
-    def __init__(self, modules):
+    def __init__(self, modules, metadata):
         self.modules = modules
+        self.metadata = metadata
         self.namespaces = set()
         for name in modules:
             parts = name.split(".")
@@ -412,8 +423,44 @@ class _PackageFinder:
     def invalidate_caches(self):
         pass
 
+    def find_distributions(self, context=None):
+        # importlib.metadata asks every meta path finder (Distribution.discover) before the
+        # path finder's sys.path entries: the carried metadata are distributions installed at
+        # the package's root, found by name as CPython 3.11's Lookup finds a *.dist-info
+        # directory (the name part before the first "-", Prepared.normalize on both sides).
+        import re
+        from importlib.metadata import Distribution, DistributionFinder
 
-def _load_package_module(name, source, modules):
+        def normalize(n):
+            return re.sub(r"[-_.]+", "-", n).lower().replace("-", "_")
+
+        if context is None:
+            context = DistributionFinder.Context()
+        if context.path is not sys.path:
+            return
+        for directory, text in sorted(self.metadata.items()):
+            name = directory.lower().rpartition(".")[0].partition("-")[0]
+            if context.name is None or normalize(name) == normalize(context.name):
+                yield _carried_distribution(Distribution)(directory, text)
+
+
+def _carried_distribution(base):
+    class _CarriedDistribution(base):
+        def __init__(self, directory, text):
+            self._directory = directory
+            self._text = text
+
+        def read_text(self, filename):
+            return self._text if filename == "METADATA" else None
+
+        def locate_file(self, path):
+            return "source/%s/%s" % (self._directory, path)
+
+    return _CarriedDistribution
+
+
+def _load_package_module(name, source, files):
+    modules, metadata = files
     entry = modules.get(name)
     if entry is None or entry[1] != source:
         # The module imported must be the executable that was bound and inspected.
@@ -424,7 +471,7 @@ def _load_package_module(name, source, modules):
         if getattr(finder, "__name__", "") == "PathFinder":
             at = i
             break
-    meta.insert(at, _PackageFinder(modules))
+    meta.insert(at, _PackageFinder(modules, metadata))
     # A virtual environment (where generated images install the package's requirements): -S
     # skipped `site`, which is what reads pyvenv.cfg and sets sys.prefix, so the environment is
     # found next to the interpreter as `site` finds it, and its site-packages is added after

@@ -33,6 +33,7 @@
 
 mod closure;
 mod declared;
+pub mod dist_info;
 pub mod requirements;
 mod resolve;
 #[cfg(test)]

@@ -263,8 +263,9 @@ fn load_specs(dir: &Path) -> Result<Vec<ServeSpec>, ServeError> {
     bundle_modules::split(spec, modules)
 }
 
-/// A module of a package: the manifest's `package.files` (`source/<path>`), each a listed
-/// artifact (so its digest was checked above), keyed by its path under `source/`.
+/// A module of a package: the manifest's `package.files` (`source/<path>`: `.py` files and
+/// `*.dist-info/METADATA`), each a listed artifact (so its digest was checked above), keyed by
+/// its path under `source/`.
 pub(super) fn package_files(
     dir: &Path,
     package: &Value,
@@ -280,12 +281,19 @@ pub(super) fn package_files(
         };
         let relative = path
             .strip_prefix("source/")
-            .filter(|rel| rel.ends_with(".py") && listed(path))
+            .filter(|rel| (rel.ends_with(".py") || is_metadata(rel)) && listed(path))
             .ok_or_else(|| BundleError::PackageFile(path.clone()))?;
         files.files.insert(relative.to_string(), read(dir, path)?);
     }
     files.requirements = requirements(package)?;
     Ok(files)
+}
+
+/// `<name>.dist-info/METADATA` directly under `source/`: a distribution's metadata the worker
+/// serves to `importlib.metadata` (`apizr_inspect::package::dist_info`).
+fn is_metadata(rel: &str) -> bool {
+    rel.strip_suffix("/METADATA")
+        .is_some_and(|dir| dir.ends_with(".dist-info") && !dir.contains('/') && dir.len() > 10)
 }
 
 /// The package's declared requirements (`package.requirements`): they decide where calls may

@@ -156,6 +156,16 @@ impl<'c> ModulePackage<'c> {
         self.interpreted.borrow().clone()
     }
 
+    /// The module is served with its package's files (it does not stand alone as a single
+    /// file, [`crate::package::PackageIndex::stands_alone_with`]), so the bundle also carries
+    /// the directory's distribution metadata ([`crate::package::dist_info`]).
+    pub fn carries_package_files(&self) -> bool {
+        !self
+            .ctx
+            .index
+            .stands_alone_with(self.module, &self.imports, !self.ctx.declared.is_empty())
+    }
+
     /// The statements the worker runs although they sit under `if TYPE_CHECKING:`.
     pub fn with_worker_imports(self, worker_imports: HashSet<TextRange>) -> Self {
         ModulePackage {
@@ -401,10 +411,7 @@ impl<'c> ModulePackage<'c> {
     /// requirements): `serve DIR`/`generate DIR` then serve it as a single file, with empty
     /// parents. A top-level module has no parents to prove.
     pub fn needs_package(&self) -> bool {
-        !self
-            .ctx
-            .index
-            .stands_alone_with(self.module, &self.imports, !self.ctx.declared.is_empty())
+        self.carries_package_files()
             && self
                 .ctx
                 .index

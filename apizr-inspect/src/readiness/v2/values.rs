@@ -13,6 +13,7 @@
 //! | `re.Scanner(lexicon)` | [`super::pattern`] | `re.error`, `ValueError` |
 //! | `codecs.lookup(name)`, `codecs.lookup(name)[i]` | a literal name of a codec every CPython has ([`ALWAYS_CODECS`]); `i` an int literal in -4..=3 (the `CodecInfo` tuple: encode, decode, reader, writer) | `LookupError`, `IndexError` |
 //! | `sys.intern(s)` | `s` a str literal; the result is a str | `TypeError` for bytes or a str subclass |
+//! | `importlib.metadata.version(name)` | `name` is `__name__` or a folded str, and the module's bundle carries its package directory's `*.dist-info/METADATA` of that distribution, UTF-8 ([`crate::package::dist_info`]) | `PackageNotFoundError`, `UnicodeDecodeError` |
 //! | `functools.partial(f, ...)` | `f` a function or class of the module, or a builtin; arguments v2 proves | `TypeError` for a non-callable; it only stores them |
 
 use ruff_python_ast::{Expr, ExprCall, ExprSubscript, Number, UnaryOp};
@@ -69,6 +70,7 @@ pub fn is_value_call(qualified: &str) -> bool {
             | "typing.cast"
             | "codecs.lookup"
             | "sys.intern"
+            | "importlib.metadata.version"
     )
 }
 
@@ -104,6 +106,34 @@ pub fn is_struct_format(format: &str) -> bool {
         }
     }
     digits == 0
+}
+
+impl Prover<'_> {
+    /// `importlib.metadata.version(name)`: `name` is `__name__` (not rebound: the module's
+    /// dotted name, which bundles import it by) or a str v2 folded, and the module is served
+    /// with its package's files, which carry the directory's `*.dist-info/METADATA`
+    /// ([`crate::package::dist_info`]) that the worker's finder offers before any `sys.path`
+    /// entry. Every metadata entry of that name is carried and readable, so `from_name` finds
+    /// one and `metadata['Version']` parses its text (a str, or `None` without the header);
+    /// it only reads. Anything else may raise `PackageNotFoundError` (or `UnicodeDecodeError`).
+    fn distribution_version(&self, name: &Expr) -> Proof<Meaning> {
+        let fail = Err(Unproved::at(name.range(), Why::Arguments));
+        let text = match name {
+            Expr::Name(n) if n.id.as_str() == "__name__" && !self.env.shadows("__name__") => {
+                Some(self.module.to_string())
+            }
+            other => self.str_value(other),
+        };
+        let (Some(text), Some(package)) = (text, self.package) else {
+            return fail;
+        };
+        if !package.carries_package_files()
+            || !crate::package::dist_info::version_found(package.ctx.index.root(), &text)
+        {
+            return fail;
+        }
+        Ok(Meaning::Value(Kind::Other))
+    }
 }
 
 /// An int literal or its negation.
@@ -243,6 +273,12 @@ impl Prover<'_> {
             // `TypeError`) returns an equal str and only touches the interpreter's table.
             "sys.intern" => match (&args[..], keywords.is_empty()) {
                 ([Expr::StringLiteral(_)], true) => Ok(Meaning::Value(Kind::Str)),
+                _ => fail,
+            },
+            // The version of a distribution whose metadata the worker serves
+            // ([`Prover::distribution_version`]).
+            "importlib.metadata.version" => match (&args[..], keywords.is_empty()) {
+                ([name], true) => self.distribution_version(name),
                 _ => fail,
             },
             // `typing.cast(T, value)` returns `value` and checks nothing.
