@@ -174,6 +174,14 @@ pub enum Mark {
     /// A dict this module built (a display, `dict(...)`, `str.maketrans(...)`) and bound to
     /// this name only: `D.update(...)` changes the module's own value ([`super::dicts`]).
     FreshDict,
+    /// The spec `importlib.util.find_spec` returned for the module of
+    /// [`super::module_copy::COPYABLE`] at this index.
+    SpecOf(u8),
+    /// A module object `importlib.util.module_from_spec` made from such a spec, not run yet.
+    Unexecuted(u8),
+    /// A private copy of a standard-library module, run by its spec's loader
+    /// ([`super::module_copy`]): its non-dunder attributes may be stored into.
+    ModuleCopy,
 }
 
 /// `bool()` of a value of this meaning runs no code of the inspected program and cannot

@@ -246,7 +246,8 @@ impl Prover<'_> {
         if self.imported_modules.contains(&qualified) || qualified == "os.path" {
             return Ok(Meaning::Module(qualified));
         }
-        fail()
+        // A name a private copy of a stdlib module binds ([`super::module_copy`]).
+        self.copy_attribute(attr).ok_or(()).or_else(|()| fail())
     }
 
     fn subscript(&self, sub: &ast::ExprSubscript) -> Proof<Meaning> {

@@ -22,7 +22,8 @@
 //!   str methods it folds ([`octets`]: `bytes(<byte literals>).decode()`); [`values`]
 //!   stdlib values built from literals (`datetime`, `hasattr`, `functools.partial`);
 //!   [`registry`] calls that only change the worker process's warnings filters, logging
-//!   tree, codec error handlers and URL scheme lists;
+//!   tree, codec error handlers and URL scheme lists; [`module_copy`] a private copy of a
+//!   standard-library module (`importlib.util.find_spec` … `exec_module`) and stores into it;
 //!   [`comprehension`] comprehensions over ranges and literal displays; [`constant`] calls
 //!   of local functions on known values; [`ints`] ints of known bounds (`v.to_bytes(1,
 //!   "big")`, `b"%03o" % v`); [`dicts`] `D.update(...)` of a dict the module built;
@@ -58,6 +59,7 @@ pub mod joins;
 pub mod known;
 pub mod markers;
 pub mod methods;
+pub mod module_copy;
 pub mod mro;
 pub mod names;
 pub mod octets;

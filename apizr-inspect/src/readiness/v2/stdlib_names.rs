@@ -82,6 +82,14 @@ pub fn module(module: &str) -> ModuleStatus {
     ModuleStatus::Known
 }
 
+/// Whether `module` binds `name` right after its import (not counting submodules).
+pub fn binds(module: &str, name: &str) -> bool {
+    table()
+        .modules
+        .get(module)
+        .is_some_and(|names| names.binary_search(&name).is_ok())
+}
+
 /// What `from module import name` finds on the workers (`module` known, [`module`]).
 pub fn import_from(module: &str, name: &str) -> ModuleStatus {
     let table = table();

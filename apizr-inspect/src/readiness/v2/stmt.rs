@@ -29,6 +29,8 @@ impl<'p> Prover<'p> {
         let fail = |why| Err(Unproved::at(stmt.range(), why));
         match stmt {
             Stmt::Pass(_) => {}
+            // `spec.loader.exec_module(m)` of a module copy ([`super::module_copy`]).
+            Stmt::Expr(e) if self.exec_module_copy(&e.value) => {}
             Stmt::Expr(e) => match self.dict_update(&e.value) {
                 // `D.update(...)` of a dict the module built ([`super::dicts`]).
                 Some(proof) => proof?,
@@ -247,6 +249,10 @@ impl<'p> Prover<'p> {
 
     /// Bind an assignment target: a name, or the unpacking of a display of the same length.
     fn assign(&mut self, target: &Expr, value: &Expr, meaning: &Meaning) -> Proof<()> {
+        // Stores into a private module copy, or of it into `sys.modules` ([`super::module_copy`]).
+        if let Some(proof) = self.module_copy_target(target, value) {
+            return proof;
+        }
         match target {
             Expr::Name(name) => {
                 self.bind_value(name.id.as_str(), value, meaning.clone());

@@ -194,6 +194,8 @@ impl Prover<'_> {
         if tuple && self.is_int_tuple(value) {
             self.env.mark(name, super::env::Mark::IntTuple);
         }
+        // `spec = importlib.util.find_spec(...)`, `m = importlib.util.module_from_spec(spec)`.
+        self.mark_module_copy(name, value);
     }
 
     /// `a + b` or `format % args` of known strings.

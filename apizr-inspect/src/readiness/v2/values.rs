@@ -71,7 +71,7 @@ pub fn is_value_call(qualified: &str) -> bool {
             | "codecs.lookup"
             | "sys.intern"
             | "importlib.metadata.version"
-    )
+    ) || super::module_copy::is_copy_call(qualified)
 }
 
 const TIMEDELTA: &[&str] = &[
@@ -202,6 +202,9 @@ impl Prover<'_> {
         let args = &call.arguments.args;
         let keywords = &call.arguments.keywords;
         let fail = Err(Unproved::at(call.range(), Why::Arguments));
+        if super::module_copy::is_copy_call(qualified) {
+            return self.copy_call(qualified, call);
+        }
         let literals = || args.iter().map(int_literal).collect::<Option<Vec<i64>>>();
         Some(match qualified {
             "datetime.timedelta" => {
