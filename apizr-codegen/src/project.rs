@@ -431,7 +431,7 @@ fn sample(spec: &TypeSpec, depth: usize) -> Value {
                 .map(|item| sample(item, depth + 1))
                 .collect(),
         ),
-        TypeKind::List | TypeKind::Tuple | TypeKind::Set => Value::Array(
+        TypeKind::List | TypeKind::Tuple | TypeKind::Set | TypeKind::Frozenset => Value::Array(
             spec.items
                 .first()
                 .map(|item| sample(item, depth + 1))

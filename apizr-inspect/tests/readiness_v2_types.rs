@@ -811,3 +811,32 @@ fn datetime_classes_are_strict_rfc3339_strings_under_v2_only() {
     }
     assert!(!v1.contains("request"), "{v1}");
 }
+
+/// `frozenset[T]` is an array of unique items under v2 (a frozenset of them in the worker,
+/// hashable so a set may hold it); v1 keeps READY-013, and a bare `frozenset` keeps READY-013
+/// under v2 too (no item type).
+#[test]
+fn frozensets_are_arrays_of_unique_items_under_v2_only() {
+    let v2 = summary("frozen.py", ReadinessPolicy::V2);
+    for name in ["skip_until", "groups"] {
+        let ready = format!("{name} Ready \n");
+        assert!(
+            v2.lines().any(|l| format!("{l}\n") == ready),
+            "{name}: {v2}"
+        );
+    }
+    let strs = r#""error_on":{"items":{"type":"string"},"type":"array","uniqueItems":true}"#;
+    assert!(v2.contains(strs), "{v2}");
+    let nested = r#""members":{"items":{"items":{"type":"integer"},"type":"array","uniqueItems":true},"type":"array","uniqueItems":true}"#;
+    assert!(v2.contains(nested), "{v2}");
+    assert!(v2.contains("bare Conditional APIZR-READY-013(x)"), "{v2}");
+    let v1 = summary("frozen.py", ReadinessPolicy::V1);
+    assert!(
+        v1.contains("skip_until Conditional APIZR-READY-013(error_on)"),
+        "{v1}"
+    );
+    assert!(
+        v1.contains("groups Conditional APIZR-READY-013(members)"),
+        "{v1}"
+    );
+}

@@ -194,7 +194,7 @@ pub fn type_schema(spec: &TypeSpec) -> Value {
         TypeKind::Date | TypeKind::Datetime | TypeKind::Time | TypeKind::Timedelta => {
             crate::temporal::schema(spec.kind).unwrap_or_else(|| typed("string"))
         }
-        TypeKind::Set => object(vec![
+        TypeKind::Set | TypeKind::Frozenset => object(vec![
             ("items", first_item(spec)),
             ("type", Value::Str("array".into())),
             ("uniqueItems", Value::Bool(true)),

@@ -275,6 +275,9 @@ pub enum TypeKind {
     Datetime,
     Time,
     Timedelta,
+    /// Readiness v2 only: `frozenset[T]`, a JSON array of unique items like `set` that the
+    /// worker builds as a `frozenset` (hashable, so it may be a set member itself).
+    Frozenset,
 }
 
 /// The lowered, JSON-level type of a parameter, return value or object field.

@@ -615,7 +615,7 @@ def _convert(value, spec):
                 return tuple(_convert(v, _item(spec)) for v in value)
             if len(value) == len(spec.get("items") or []):
                 return tuple(_convert(v, _item(spec, i)) for i, v in enumerate(value))
-    elif kind == "set":
+    elif kind == "set" or kind == "frozenset":
         if t is list:
             out = set()
             for v in value:
@@ -626,7 +626,7 @@ def _convert(value, spec):
                 except TypeError:
                     raise _Mismatch()
                 out.add(member)
-            return out
+            return out if kind == "set" else frozenset(out)
     elif kind == "union":
         for member in spec.get("items") or []:
             try:

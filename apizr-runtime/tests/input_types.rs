@@ -605,3 +605,90 @@ fn temporal_arguments_reach_python_as_datetime_values() {
         );
     }
 }
+
+const FROZEN: &[u8] = include_bytes!("../../apizr-inspect/tests/data/input_types/frozen.py");
+
+/// `frozenset[T]` arguments arrive as frozensets through a governed worker, also as members of
+/// a set; Rust refuses what Python's set would collapse: a member equal to an earlier one as a
+/// set (`[1, 2]` and `[2, 1.0]`), and duplicate items inside one.
+#[test]
+fn frozenset_arguments_reach_python_as_frozensets() {
+    let contracts = on_inspect_stack(|| {
+        let options = InspectOptions {
+            readiness: ReadinessPolicy::V2,
+            ..InspectOptions::default()
+        };
+        let (outcome, parsed) =
+            apizr_inspect::inspect_bytes_parsed(FROZEN, SourceKind::Python, "frozen", options)
+                .unwrap();
+        let served = ["skip_until", "groups"].map(String::from);
+        interface::plan_interfaces(&parsed, &outcome.inspection, Some(&served)).unwrap()
+    })
+    .unwrap();
+    let find = |name: &str| contracts.iter().find(|c| c.name == name).unwrap();
+    for contract in &contracts {
+        let value = apizr_runtime::ir::to_value(contract).unwrap();
+        assert_eq!(
+            &apizr_runtime::serve::decode::contract(&value).unwrap(),
+            contract
+        );
+    }
+    let executable = Executable::new(FROZEN.to_vec());
+    let (governed, _root) = governed("input-types-frozen");
+    for (name, arguments, expected) in [
+        (
+            "skip_until",
+            r#"{"src": "abc", "pos": 1, "expect": "!", "error_on": ["b", "a"]}"#,
+            "frozenset:['a', 'b']:bc!",
+        ),
+        (
+            "groups",
+            r#"{"members": [[2, 1], [3], []]}"#,
+            "frozenset[1, 2],frozenset[3],frozenset[]",
+        ),
+    ] {
+        let call = Call::from_json(
+            find(name),
+            executable.clone(),
+            "frozen",
+            arguments.as_bytes(),
+        )
+        .unwrap();
+        let outcome = governed.execute(&call);
+        assert_eq!(
+            outcome.status,
+            Status::Success,
+            "{name} {arguments}: {outcome:?}"
+        );
+        assert_eq!(
+            outcome.value.canonical_string().unwrap(),
+            serde_json::to_string(expected).unwrap()
+        );
+    }
+    for (arguments, path, found) in [
+        (
+            r#"{"members": [[1, 2], [2, 1.0]]}"#,
+            "/members/1",
+            "duplicate of item 0",
+        ),
+        (
+            r#"{"members": [[1, 1]]}"#,
+            "/members/0/1",
+            "duplicate of item 0",
+        ),
+    ] {
+        let refused = Call::from_json(
+            find("groups"),
+            executable.clone(),
+            "frozen",
+            arguments.as_bytes(),
+        )
+        .expect_err(arguments);
+        let field = refused.field_error();
+        assert_eq!(
+            (field.path.as_str(), field.found.as_str()),
+            (path, found),
+            "{arguments}"
+        );
+    }
+}

@@ -266,7 +266,8 @@ impl Context<'_> {
                 }
                 members.iter().for_each(|m| self.collect(m, out));
             }
-            "list" | "List" | "set" | "Set" => {
+            // Readiness v2: `frozenset[T]` is a set the worker freezes (`TypeKind::Frozenset`).
+            "list" | "List" | "set" | "Set" | "frozenset" if spelled != "frozenset" || self.v2 => {
                 if members.len() != 1 {
                     return out.push(found(R013, expr, TypeCause::Arity));
                 }
@@ -274,7 +275,7 @@ impl Context<'_> {
                 // Readiness v2: set members compare as Python does, which for `datetime`
                 // values is not their JSON text (`super::temporal`).
                 if self.v2
-                    && matches!(spelled, "set" | "Set")
+                    && matches!(spelled, "set" | "Set" | "frozenset")
                     && super::temporal::holds_temporal(&self.lower(members[0]))
                 {
                     out.push(found(R013, expr, TypeCause::Temporal));

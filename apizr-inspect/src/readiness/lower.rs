@@ -97,6 +97,7 @@ impl Context<'_> {
         match resolved.as_str() {
             "list" | "List" => spec(TypeKind::List, lowered(&members), false),
             "set" | "Set" => spec(TypeKind::Set, lowered(&members), false),
+            "frozenset" if self.v2 => spec(TypeKind::Frozenset, lowered(&members), false),
             "dict" | "Dict" => spec(
                 TypeKind::Dict,
                 lowered(members.get(1..).unwrap_or(&[])),

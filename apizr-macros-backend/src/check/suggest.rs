@@ -147,7 +147,9 @@ fn plain(spec: &TypeSpec, structs: &mut Option<&mut Structs>, hint: &str) -> Str
         TypeKind::Timedelta => "f64".into(),
         TypeKind::Bool => "bool".into(),
         TypeKind::Null => "()".into(),
-        TypeKind::List | TypeKind::Set => format!("Vec<{}>", item(spec, 0, structs, hint)),
+        TypeKind::List | TypeKind::Set | TypeKind::Frozenset => {
+            format!("Vec<{}>", item(spec, 0, structs, hint))
+        }
         TypeKind::Tuple if spec.variadic => format!("Vec<{}>", item(spec, 0, structs, hint)),
         TypeKind::Tuple => {
             let mut items = Vec::new();

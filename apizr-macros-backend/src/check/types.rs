@@ -221,7 +221,7 @@ pub fn check(ty: &Type, spec: &TypeSpec, side: Side) -> Result<(), Mismatch> {
             Rust::Seq(inner) => check(inner, &item(0), side),
             _ => fail("`Vec<_>`"),
         },
-        TypeKind::Set => match rust {
+        TypeKind::Set | TypeKind::Frozenset => match rust {
             Rust::Seq(inner) | Rust::Set(inner) => check(inner, &item(0), side),
             _ => fail("`HashSet<_>`, `BTreeSet<_>` or `Vec<_>`"),
         },

@@ -57,6 +57,7 @@ fn kind(name: &str) -> Result<TypeKind, ContractError> {
         "dict" => TypeKind::Dict,
         "tuple" => TypeKind::Tuple,
         "set" => TypeKind::Set,
+        "frozenset" => TypeKind::Frozenset,
         "union" => TypeKind::Union,
         "literal" => TypeKind::Literal,
         "object" => TypeKind::Object,

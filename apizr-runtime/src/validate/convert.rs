@@ -116,6 +116,10 @@ pub fn convert(spec: &TypeSpec, value: &Value) -> Result<PyValue, ValidationErro
             .map(PyValue::Dict),
         (TypeKind::Tuple, Value::Array(items)) => tuple(spec, items),
         (TypeKind::Set, Value::Array(items)) => set(spec, items),
+        (TypeKind::Frozenset, Value::Array(items)) => match set(spec, items)? {
+            PyValue::Set(members) => Ok(PyValue::Frozenset(members)),
+            other => Ok(other),
+        },
         (TypeKind::Union, v) => spec
             .items
             .iter()

@@ -214,6 +214,7 @@ pub fn describe(spec: &TypeSpec) -> String {
                 .join(", ")
         ),
         TypeKind::Set => format!("array of unique {}", item(0)),
+        TypeKind::Frozenset => format!("array of unique {} (frozenset)", item(0)),
         TypeKind::Bytes => "base64 string (bytes)".into(),
         TypeKind::Bytearray => "base64 string (bytearray)".into(),
         TypeKind::Date => "date string YYYY-MM-DD".into(),

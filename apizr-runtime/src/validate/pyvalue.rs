@@ -22,6 +22,8 @@ pub enum PyValue {
     List(Vec<PyValue>),
     Tuple(Vec<PyValue>),
     Set(Vec<PyValue>),
+    /// `frozenset[T]` (readiness v2): unique members like `Set`, but hashable.
+    Frozenset(Vec<PyValue>),
     Dict(BTreeMap<String, PyValue>),
 }
 
@@ -35,7 +37,10 @@ impl PyValue {
             PyValue::Float(f) => Value::Float(*f),
             PyValue::Str(s) => Value::Str(s.clone()),
             PyValue::Bytes(b) | PyValue::Bytearray(b) => Value::Str(crate::protocol::base64(b)),
-            PyValue::List(items) | PyValue::Tuple(items) | PyValue::Set(items) => {
+            PyValue::List(items)
+            | PyValue::Tuple(items)
+            | PyValue::Set(items)
+            | PyValue::Frozenset(items) => {
                 Value::Array(items.iter().map(PyValue::to_json).collect())
             }
             PyValue::Dict(map) => {
@@ -85,6 +90,11 @@ impl PyValue {
             ) => a == b,
             (PyValue::Tuple(a), PyValue::Tuple(b)) => {
                 a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.py_eq(y))
+            }
+            // Set equality: the members of each are unique, so same size and every member of
+            // one equal to one of the other.
+            (PyValue::Frozenset(a), PyValue::Frozenset(b)) => {
+                a.len() == b.len() && a.iter().all(|x| b.iter().any(|y| x.py_eq(y)))
             }
             _ => false,
         }

@@ -106,7 +106,7 @@ fn py_repr(v: &PyValue) -> String {
         PyValue::List(items) => format!("[{}]", join(items)),
         PyValue::Tuple(items) if items.len() == 1 => format!("({},)", join(items)),
         PyValue::Tuple(items) => format!("({})", join(items)),
-        PyValue::Set(_) => "<set>".into(),
+        PyValue::Set(_) | PyValue::Frozenset(_) => "<set>".into(),
         PyValue::Bytes(_) | PyValue::Bytearray(_) => "<bytes>".into(),
         PyValue::Dict(map) => format!(
             "{{{}}}",
