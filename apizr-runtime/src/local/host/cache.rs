@@ -66,13 +66,23 @@ impl Key {
     }
 }
 
-/// At most 64 KiB of a file.
+/// At most 64 KiB of a file (key material: what a fact depends on).
 pub(crate) fn read_small(path: &Path) -> Option<Vec<u8>> {
+    read_bounded(path, 64 * 1024)
+}
+
+/// The largest entry stored or loaded: the compiled worker is ~66 KiB and growing, so the
+/// 64 KiB read of key material would cut it (`marshal data too short` in every worker started
+/// from the cache).
+const MAX_ENTRY: usize = 16 * 1024 * 1024;
+
+/// At most `limit` bytes of a file.
+fn read_bounded(path: &Path, limit: usize) -> Option<Vec<u8>> {
     use std::io::Read;
     let mut out = Vec::new();
     fs::File::open(path)
         .ok()?
-        .take(64 * 1024)
+        .take(u64::try_from(limit).ok()?)
         .read_to_end(&mut out)
         .ok()?;
     Some(out)
@@ -104,23 +114,34 @@ fn entry(kind: &str, key: &Key) -> Option<(PathBuf, String)> {
 /// The payload stored under `key`, if any.
 pub(crate) fn load(kind: &str, key: &Key) -> Option<Vec<u8>> {
     let (path, digest) = entry(kind, key)?;
-    let meta = fs::symlink_metadata(&path).ok()?;
+    load_at(&path, &digest)
+}
+
+fn load_at(path: &Path, digest: &str) -> Option<Vec<u8>> {
+    let meta = fs::symlink_metadata(path).ok()?;
     if !meta.is_file() || meta.uid() != nix::unistd::Uid::effective().as_raw() {
         return None;
     }
-    let bytes = read_small(&path)?;
+    // One byte past the bound tells an entry that is too large (a miss) from one that fits.
+    let bytes = read_bounded(path, MAX_ENTRY + 1).filter(|b| b.len() <= MAX_ENTRY)?;
     let rest = bytes.strip_prefix(digest.as_bytes())?;
     rest.strip_prefix(b"\n").map(<[u8]>::to_vec)
 }
 
 /// Store `payload` under `key` (atomically: write a temporary file, then rename).
 pub(crate) fn store(kind: &str, key: &Key, payload: &[u8]) {
-    let Some((path, digest)) = entry(kind, key) else {
-        return;
-    };
+    if let Some((path, digest)) = entry(kind, key) {
+        store_at(&path, &digest, payload);
+    }
+}
+
+fn store_at(path: &Path, digest: &str, payload: &[u8]) {
     let Some(parent) = path.parent() else {
         return;
     };
+    if digest.len() + 1 + payload.len() > MAX_ENTRY {
+        return;
+    }
     if fs::DirBuilder::new()
         .recursive(true)
         .mode(0o700)
@@ -135,7 +156,7 @@ pub(crate) fn store(kind: &str, key: &Key, payload: &[u8]) {
         f.write_all(b"\n")?;
         f.write_all(payload)
     });
-    if written.is_err() || fs::rename(&tmp, &path).is_err() {
+    if written.is_err() || fs::rename(&tmp, path).is_err() {
         let _ = fs::remove_file(&tmp);
     }
 }
@@ -144,5 +165,32 @@ pub(crate) fn store(kind: &str, key: &Key, payload: &[u8]) {
 pub(crate) fn remove(kind: &str, key: &Key) {
     if let Some((path, _)) = entry(kind, key) {
         let _ = fs::remove_file(path);
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::{MAX_ENTRY, load_at, store_at};
+
+    /// An entry larger than the 64 KiB read of key material (the compiled worker) loads whole;
+    /// one over the bound is neither stored nor loaded (a miss, never a cut payload).
+    #[test]
+    fn entries_over_64_kib_load_whole_and_oversized_ones_are_misses() {
+        let dir = std::env::temp_dir().join(format!("apizr-cache-test-{}", std::process::id()));
+        let path = dir.join("worker-entry");
+        let payload: Vec<u8> = (0..70_000u32).map(|i| (i % 251) as u8).collect();
+        store_at(&path, "abc", &payload);
+        assert_eq!(load_at(&path, "abc").unwrap(), payload);
+        assert_eq!(load_at(&path, "abd"), None);
+        store_at(&path, "abc", &vec![0; MAX_ENTRY]);
+        assert_eq!(
+            load_at(&path, "abc").unwrap(),
+            payload,
+            "the oversized store was skipped"
+        );
+        std::fs::write(&path, vec![b'a'; MAX_ENTRY + 1]).unwrap();
+        assert_eq!(load_at(&path, "a"), None);
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }
