@@ -67,7 +67,11 @@ impl Interp<'_> {
                 }
             }
             Stmt::AnnAssign(a) => {
-                // A local's annotation is never evaluated.
+                // A local's annotation is never evaluated; without a value, an attribute or
+                // subscript target's object (and index) still is (`b.missing.x: int` raises).
+                if a.value.is_none() && !a.target.is_name_expr() {
+                    return refuse(m, a.target.range(), Refused::Form);
+                }
                 if let Some(value) = &a.value {
                     let value = self.expr(f, value)?;
                     self.store(f, &a.target, value)?;
@@ -148,8 +152,14 @@ impl Interp<'_> {
             Stmt::Try(node) if !node.is_star && node.finalbody.is_empty() => {
                 return self.try_(f, node);
             }
-            // A nested `def` binds a function object the interpreter never calls.
-            Stmt::FunctionDef(def) if def.decorator_list.is_empty() => {
+            // A nested `def` binds a function object the interpreter never calls. Its
+            // annotations are evaluated when the `def` runs (unless `from __future__ import
+            // annotations`): not followed.
+            Stmt::FunctionDef(def)
+                if def.decorator_list.is_empty()
+                    && def.returns.is_none()
+                    && def.parameters.iter().all(|p| p.annotation().is_none()) =>
+            {
                 for default in def
                     .parameters
                     .iter_non_variadic_params()
@@ -189,7 +199,10 @@ impl Interp<'_> {
                         let Expr::Name(n) = name else {
                             return refuse(m, name.range(), Refused::Form);
                         };
-                        if !matches!(self.name(f, n.id.as_str(), n.range)?, Name::Builtin) {
+                        // Matching against a name that is no exception class raises `TypeError`.
+                        if !matches!(self.name(f, n.id.as_str(), n.range)?, Name::Builtin)
+                            || !BUILTIN_EXCEPTIONS.contains(&n.id.as_str())
+                        {
                             return refuse(m, name.range(), Refused::Unknown);
                         }
                         caught |= exc.caught_by(n.id.as_str());
@@ -578,7 +591,18 @@ impl Interp<'_> {
                 let same = match (left, right) {
                     (Val::None, Val::None) => true,
                     (Val::Bool(a), Val::Bool(b)) => a == b,
-                    (Val::Ref(a), Val::Ref(b)) => a == b,
+                    // One heap object is one Python object; two are distinct when one of them
+                    // was created by the call, or both are classes (built once per statement);
+                    // an existing function, module or default is rebuilt at each read.
+                    (Val::Ref(a), Val::Ref(b)) => {
+                        let fresh = |id: &Id| self.heap[*id].origin == Origin::Fresh;
+                        let class = |id: &Id| matches!(self.heap[*id].obj, Obj::Class(_));
+                        let known = a == b || fresh(a) || fresh(b) || (class(a) && class(b));
+                        if !known {
+                            return refuse(m, range, Refused::Unknown);
+                        }
+                        a == b
+                    }
                     (
                         Val::None | Val::Bool(_),
                         Val::Ref(_) | Val::Int(_) | Val::Str(_) | Val::SomeStr(_),
@@ -672,6 +696,33 @@ impl Interp<'_> {
         })
     }
 }
+
+/// The builtin exception classes an `except` clause may name (matching against any other
+/// builtin raises `TypeError`).
+const BUILTIN_EXCEPTIONS: &[&str] = &[
+    "BaseException",
+    "Exception",
+    "ArithmeticError",
+    "AssertionError",
+    "AttributeError",
+    "ImportError",
+    "IndexError",
+    "KeyError",
+    "LookupError",
+    "ModuleNotFoundError",
+    "NameError",
+    "NotImplementedError",
+    "OSError",
+    "OverflowError",
+    "RecursionError",
+    "RuntimeError",
+    "StopIteration",
+    "TypeError",
+    "UnboundLocalError",
+    "UnicodeError",
+    "ValueError",
+    "ZeroDivisionError",
+];
 
 /// A dict key the interpreter hashes exactly: a str or an int.
 pub fn key(m: ModId, range: TextRange, v: &Val) -> Run<()> {

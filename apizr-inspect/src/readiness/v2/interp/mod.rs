@@ -20,9 +20,12 @@
 //! base outside the package, a descriptor where it would run (a property read, any unknown
 //! class attribute), a hook that would run (`__setattr__`, `__getattr__`, `__getattribute__`,
 //! `__new__`, `__del__`, `__bool__`/`__len__` in a truth test, `==` on objects other than
-//! ints, strs, bools and `None`), a call outside the list, recursion deeper than
-//! [`objects`]' limit, or more steps than the fuel. A refusal inside another module's code is
-//! shown at the call in the module proved. The result binds a value of unknown kind (a str,
+//! ints, strs, bools and `None`; `isinstance` where `__class__` is rebound or hooked; a dunder
+//! store on an instance), a name whose meaning CPython may change unseen (a global or builtin
+//! of a package a submodule import binds; `is` between existing objects other than classes,
+//! which are rebuilt at each read), a nested `def` with annotations, a call outside the
+//! list, recursion deeper than [`objects`]' limit, or more steps than the fuel. A refusal
+//! inside another module's code is shown at the call in the module proved. The result binds a value of unknown kind (a str,
 //! int, bool or `None` when it is one): nothing more is claimed.
 //!
 //! Effects. The call may change the objects it created. Of the objects that existed before

@@ -51,9 +51,9 @@ pub struct Loaded {
     pub star: bool,
 }
 
-/// The top level (with its arms) may change a list or dict in place: an augmented assignment,
-/// an item or attribute store, or a method call as a statement (`D.update(...)`, `D[k] = v`,
-/// [`crate::readiness::v2::dicts`]).
+/// The top level (with its arms and class bodies) may change a list or dict in place: an
+/// augmented assignment, an item or attribute store, or a method call as a statement
+/// (`D.update(...)`, `D[k] = v`, [`crate::readiness::v2::dicts`]).
 fn augments(body: &[Stmt]) -> bool {
     body.iter().any(|stmt| match stmt {
         Stmt::AugAssign(_) => true,
@@ -74,6 +74,8 @@ fn augments(body: &[Stmt]) -> bool {
         Stmt::For(f) => augments(&f.body) || augments(&f.orelse),
         Stmt::While(w) => augments(&w.body) || augments(&w.orelse),
         Stmt::With(w) => augments(&w.body),
+        // A class body runs at import too (`class A: REG["a"] = 1`).
+        Stmt::ClassDef(c) => augments(&c.body),
         _ => false,
     })
 }
@@ -182,8 +184,13 @@ impl Interp<'_> {
         at: TextSize,
         range: TextRange,
     ) -> Run<Option<Val>> {
+        // The first import of submodule `m.name` (from anywhere) binds `name` in package `m`
+        // over a builtin or an earlier binding: followed only when the binding read comes
+        // after a direct top-level import of that submodule (`from .name import name`).
+        let submodule = format!("{}.{name}", self.modules[m].name);
+        let shadowed = self.package.ctx.index.contains(&submodule);
         let Some((direct, nested)) = self.modules[m].bindings.get(name) else {
-            if self.modules[m].star {
+            if self.modules[m].star || shadowed {
                 return refuse(m, range, Refused::Name);
             }
             return Ok(None);
@@ -193,7 +200,11 @@ impl Interp<'_> {
         }
         let parsed = self.modules[m].parsed.clone();
         let body = parsed.body();
-        let Some(index) = direct.iter().rev().copied().find(|i| body[*i].start() < at) else {
+        let index = direct.iter().rev().copied().find(|i| body[*i].start() < at);
+        if shadowed && !index.is_some_and(|i| self.imported_before(m, &submodule, &body[i])) {
+            return refuse(m, range, Refused::Name);
+        }
+        let Some(index) = index else {
             return Ok(None);
         };
         self.step(m, range)?;
@@ -205,6 +216,25 @@ impl Interp<'_> {
         let value = self.binding(m, &body[index], name, range);
         self.recalls -= 1;
         value.map(Some)
+    }
+
+    /// A direct top-level import statement of module `m` loads `submodule` before `stmt`
+    /// binds its names (an earlier statement, or `stmt` itself importing from it).
+    fn imported_before(&self, m: ModId, submodule: &str, stmt: &Stmt) -> bool {
+        let body = self.modules[m].parsed.body();
+        self.modules[m].imports.iter().any(|i| {
+            let loads = local_target(i).is_some_and(|t| {
+                t == submodule
+                    || t.strip_prefix(submodule)
+                        .is_some_and(|r| r.starts_with('.'))
+            });
+            let direct = body.iter().any(|s| {
+                s.range() == i.statement && matches!(s, Stmt::Import(_) | Stmt::ImportFrom(_))
+            });
+            let first = i.statement.start() < stmt.start()
+                || (i.statement == stmt.range() && i.module == submodule && i.name.is_some());
+            loads && direct && first
+        })
     }
 
     /// What the direct top-level statement `stmt` of module `m` bound `name` to.

@@ -98,7 +98,12 @@ impl Interp<'_> {
                 if self.class_binds(class, &["__getattribute__", "__getattr__"]) {
                     return refuse(m, range, Refused::Hook);
                 }
+                // `object.__class__` is the instance's type unless the class rebinds it (a
+                // property or a plain attribute of the class wins: a data descriptor).
                 if name == "__class__" {
+                    if self.class_binds(class, &["__class__"]) {
+                        return refuse(m, range, Refused::Descriptor);
+                    }
                     return Ok(Some(Val::Ref(class)));
                 }
                 let found = self.lookup(class, name, None);
@@ -233,6 +238,12 @@ impl Interp<'_> {
         };
         if self.class_binds(class, &["__setattr__"]) {
             return refuse(m, range, Refused::Hook);
+        }
+        // A dunder attribute is `object`'s data descriptor (`self.__class__ = Other` changes
+        // the instance's type, `self.__dict__ = d` its namespace) or a slot CPython reads on
+        // the type: never a plain `__dict__` entry the interpreter could follow.
+        if name.starts_with("__") && name.ends_with("__") {
+            return refuse(m, range, Refused::Descriptor);
         }
         if self
             .lookup(class, name, None)
@@ -659,6 +670,13 @@ impl Interp<'_> {
             match v {
                 Val::Opaque | Val::SomeStr(_) => return refuse(m, range, Refused::Unknown),
                 Val::Ref(id) => match &self.heap[*id].obj {
+                    // Where `type(x)` is no subclass, `isinstance` reads `x.__class__`: a class
+                    // that rebinds it (or hooks attribute reads) may claim another type.
+                    Obj::Instance { class, .. }
+                        if self.class_binds(*class, &["__class__", "__getattribute__"]) =>
+                    {
+                        return refuse(m, range, Refused::Hook);
+                    }
                     Obj::Instance { class, .. } => match &self.heap[*class].obj {
                         Obj::Class(c) => c.mro.clone(),
                         _ => Vec::new(),
@@ -674,11 +692,21 @@ impl Interp<'_> {
                     Obj::Class(c) => c.mro.clone(),
                     _ => Vec::new(),
                 },
-                Val::Opaque => return refuse(m, range, Refused::Unknown),
-                Val::Ref(id) if matches!(self.heap[*id].obj, Obj::Descriptor) => {
-                    return refuse(m, range, Refused::Unknown);
+                // `issubclass` of a non-class raises `TypeError` unless the object has a
+                // `__bases__` tuple (an attribute an instance, a function or a module may
+                // bind): only immediates and builtin containers are known to raise.
+                Val::None | Val::Bool(_) | Val::Int(_) | Val::Str(_) | Val::SomeStr(_) => {
+                    return Err(Stop::Raise(Exc::Type, m, range));
                 }
-                _ => return Err(Stop::Raise(Exc::Type, m, range)),
+                Val::Ref(id)
+                    if matches!(
+                        self.heap[*id].obj,
+                        Obj::List(_) | Obj::Tuple(_) | Obj::Dict(_)
+                    ) =>
+                {
+                    return Err(Stop::Raise(Exc::Type, m, range));
+                }
+                _ => return refuse(m, range, Refused::Unknown),
             }
         };
         let builtin_kind = |b: &str| -> Option<bool> {
