@@ -214,6 +214,33 @@ const CASES: &[Case] = &[
         Raises("TypeError"),
         "type(None, x=1)",
     ),
+    // A local function called in a class body: its body reads the module's names (not the
+    // class's), its arguments are the class body's (werkzeug's `_calls_update("clear")`).
+    (
+        "def _calls(name):\n    def oncall(self, *args, **kw):\n        return name\n    oncall.__name__ = name\n    return oncall\nclass M(dict):\n    n = 'clear'\n    __setitem__ = _calls('__setitem__')\n    clear = _calls(n)",
+        "def _make(name):\n    return TABLE + name\nclass C:\n    TABLE = 'a'\n    x = _make('b')",
+        Raises("NameError"),
+        "TABLE + name",
+    ),
+    (
+        "def _make(name):\n    return LATER + name\nLATER = 'a'\nclass C:\n    x = _make('b')",
+        "def _make(name):\n    return LATER + name\nclass C:\n    x = _make('b')\nLATER = 'a'",
+        Raises("NameError"),
+        "LATER + name",
+    ),
+    // `property(fget, fset, fdel, doc)` of functions (werkzeug's `_callback_property`).
+    (
+        "def _prop(name):\n    def fget(self):\n        return getattr(self, name)\n    def fset(self, value):\n        setattr(self, name, value)\n    return property(fget, fset)\nclass R:\n    units = _prop('_units')\nP = property(lambda s: 1, None, None, 'doc')\nQ = property(fget=None, doc=None)",
+        "P = property(None, None, None, None, None)",
+        Raises("TypeError"),
+        "property(None, None, None, None, None)",
+    ),
+    (
+        "P = property(None, doc='x')",
+        "P = property(None, docs='x')",
+        Raises("TypeError"),
+        "property(None, docs='x')",
+    ),
 ];
 
 fn module(body: &str) -> String {

@@ -17,6 +17,7 @@
 //! | `types.MappingProxyType(d)` | `d` a dict |
 //! | `list`/`tuple`/`set`/`frozenset(E for x in range(a[, b]))` | int literals; `E` proved with `x` an int in that range ([`super::comprehension`]) |
 //! | `classmethod(f)`, `staticmethod(f)`, `property(f)` | `f` a lambda or a function of the module |
+//! | `property(fget, fset, fdel, doc)` | functions of the module, lambdas or `None`; `doc` a str or `None` |
 //! | `type(x)` | one argument, a module, a class v2 proved or a value v2 knows: its class |
 //! | `v.to_bytes(length, byteorder)` | `v` a bounded int that fits ([`super::ints`]) |
 //! | `D.update(...)` as a top-level statement, `D[k] = v` | `D` a dict the module built ([`super::dicts`]) |
@@ -252,6 +253,42 @@ impl Prover<'_> {
             // Wrapping a function or lambda: builds a descriptor, runs nothing (a Python
             // function of the stdlib too: `staticmethod(json.dumps)` copies its plain
             // `__name__`/`__doc__`/... attributes).
+            // `property(fget, fset[, fdel[, doc]])`, `doc=`: functions, lambdas or `None`,
+            // a str or `None` doc (`property.__init__` only stores them, and reads a
+            // function's `__doc__` when no doc is given).
+            "builtins.property" if args.len() > 1 || !keywords.is_empty() => {
+                if args.len() > 4 || !only_keywords(&["fget", "fset", "fdel", "doc"]) {
+                    return fail(Why::Arguments);
+                }
+                let accessors = args.iter().take(3).chain(
+                    keywords
+                        .iter()
+                        .filter(|k| k.arg.as_ref().is_some_and(|a| a.as_str() != "doc"))
+                        .map(|k| &k.value),
+                );
+                for accessor in accessors {
+                    let function = matches!(accessor, Expr::Lambda(_) | Expr::Name(_))
+                        && matches!(
+                            self.value(accessor)?,
+                            Meaning::Function | Meaning::Pure(_) | Meaning::Foreign(_)
+                        )
+                        || matches!(accessor, Expr::Lambda(_) | Expr::NoneLiteral(_));
+                    if !function {
+                        return Err(Unproved::at(accessor.range(), Why::Arguments));
+                    }
+                    self.value(accessor)?;
+                }
+                let doc = args.get(3).or(keyword("doc").map(|k| &k.value));
+                if let Some(doc) = doc
+                    && !matches!(
+                        self.value(doc)?,
+                        Meaning::Value(Kind::Str) | Meaning::Value(Kind::None)
+                    )
+                {
+                    return Err(Unproved::at(doc.range(), Why::Arguments));
+                }
+                Meaning::Value(Kind::Other)
+            }
             "builtins.classmethod" | "builtins.staticmethod" | "builtins.property"
                 if keywords.is_empty()
                     && args.len() == 1

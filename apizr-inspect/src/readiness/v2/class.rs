@@ -163,7 +163,10 @@ impl Prover<'_> {
             return Err(Unproved::at(class.name.range(), Why::Decorator));
         }
         // A class body: the module's names plus the body's own.
-        let mut body = self.nested(self.local.in_class_body());
+        // A body that calls a local function keeps the module's names for it ([`super::pure`]).
+        let globals = (!self.local.has_globals() && self.calls_local_function(class))
+            .then(|| std::rc::Rc::new(self.env.clone()));
+        let mut body = self.nested(self.local.in_class_body(globals));
         let outcome = body.class_body(class, kind, enum_values, &decorated)?;
         let init = self.class_init(class, kind, &outcome);
         let slots = self.slots(class, kind)?;
@@ -782,6 +785,21 @@ impl Prover<'_> {
             out.members = self.data_attributes(&bound_here);
         }
         Ok(out)
+    }
+
+    /// A direct assignment of the class body calls a local function of the module by name
+    /// (`x = _make("x")`): a cheap test, so that only such bodies copy the module's names.
+    fn calls_local_function(&self, class: &ast::StmtClassDef) -> bool {
+        class.body.iter().any(|stmt| {
+            let value = match stmt {
+                Stmt::Assign(a) => Some(a.value.as_ref()),
+                Stmt::AnnAssign(a) => a.value.as_deref(),
+                _ => None,
+            };
+            matches!(value, Some(Expr::Call(call))
+                if matches!(call.func.as_ref(), Expr::Name(n)
+                    if matches!(self.env.lookup(n.id.as_str()), Some(Meaning::Pure(_)))))
+        })
     }
 
     /// A plain or exception class's own attributes whose read through the class gives the

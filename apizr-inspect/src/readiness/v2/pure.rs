@@ -66,8 +66,12 @@ pub struct Local<'p> {
     bodies: Rc<RefCell<HashMap<TextRange, &'p ast::StmtFunctionDef>>>,
     depth: Rc<Cell<u8>>,
     /// Proving a class body: its names shadow the module's for the prover but not for a
-    /// function, which reads the module's globals; local calls are not proved there.
+    /// function, which reads the module's globals ([`Self::globals`]).
     pub in_class: bool,
+    /// In a class body that calls a local function: the module's names at the class
+    /// statement, which are the function's globals when the body calls it (a class body
+    /// rebinds no global), so its body is proved there, its arguments in the class body.
+    globals: Option<Rc<Env>>,
     /// Loop variables of the comprehension being proved that are code points
     /// ([`super::comprehension`]): `chr(x)` of them cannot fail.
     code_points: Vec<String>,
@@ -77,12 +81,19 @@ pub struct Local<'p> {
 }
 
 impl<'p> Local<'p> {
-    /// The same functions, seen from a class body.
-    pub fn in_class_body(&self) -> Local<'p> {
+    /// The same functions, seen from a class body; `globals`: the module's names there, when
+    /// the body calls a local function (a nested class keeps the outer ones).
+    pub fn in_class_body(&self, globals: Option<Rc<Env>>) -> Local<'p> {
         Local {
             in_class: true,
+            globals: self.globals.clone().or(globals),
             ..self.clone()
         }
+    }
+
+    /// The module's names are kept for this class body ([`Self::globals`]).
+    pub fn has_globals(&self) -> bool {
+        self.globals.is_some()
     }
 
     /// The same, with `name` a code point.
@@ -112,6 +123,7 @@ impl<'p> Local<'p> {
             code_points: Vec::new(),
             exponents: Vec::new(),
             in_class: false,
+            globals: None,
             ..self.clone()
         }
     }
@@ -286,13 +298,27 @@ impl<'p> Prover<'p> {
         let fail = |why| Some(Err(Unproved::at(call.range(), why)));
         match callee {
             Meaning::Pure(def) => {
-                if self.local.in_class {
-                    return fail(Why::NotAllowlisted);
-                }
                 let def = self.local.bodies.borrow().get(def).copied();
                 let Some(def) = def else {
                     return fail(Why::NotAllowlisted);
                 };
+                // In a class body: the body in the module's globals, the arguments here
+                // (werkzeug's `__setitem__ = _calls_update("__setitem__")`).
+                if self.local.in_class {
+                    let Some(globals) = &self.local.globals else {
+                        return fail(Why::NotAllowlisted);
+                    };
+                    let mut module = self.nested(self.local.in_call());
+                    module.env = (**globals).clone();
+                    let depth = self.local.depth.get();
+                    if depth >= MAX_DEPTH {
+                        return fail(Why::NotAllowlisted);
+                    }
+                    self.local.depth.set(depth + 1);
+                    let meaning = self.run_local(call, def, &module);
+                    self.local.depth.set(depth);
+                    return Some(meaning);
+                }
                 // On known arguments, run the body exactly ([`super::constant`]).
                 if let Some(body) = callable_body(def)
                     && let Some(value) = self.evaluate_call(call, def, body)

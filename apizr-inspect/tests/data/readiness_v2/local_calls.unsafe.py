@@ -19,8 +19,8 @@ def _loop():
     return _loop()
 
 
-def _one():
-    return 1
+def _limit():
+    return LIMIT  # called in K's body: LIMIT is K's name, not a global (NameError)
 
 
 class _Counted:
@@ -46,7 +46,8 @@ S = set(NESTED)
 
 
 class K:
-    v = _one()
+    LIMIT = 1
+    v = _limit()
 
 
 def probe(x: int) -> int:
