@@ -195,6 +195,14 @@ const CASES: &[Case] = &[
         Raises("TypeError"),
         "[1]] = 2",
     ),
+    // A dict display changed by an item store is not the display any more (in a package the
+    // interpreter does not recall it either: readiness_v2_interp's `near_store`).
+    (
+        "D = {'a': 1}\nD['b'] = 2\nY = D",
+        "D = {'a': 1}\nD['a'] = 'x'\ndef _f():\n    return D['a'] + 1\nY = _f()",
+        Raises("TypeError"),
+        "D['a'] + 1",
+    ),
     (
         "D = {}\nD[1] = 2",
         "D = {}\nE = D\nE[1] = 2",

@@ -106,6 +106,15 @@ const NEAR_MISSES: &[(&str, u32, u32, &str)] = &[
         12,
         "imports a module not proved (or in an import cycle)",
     ),
+    // A dict display changed by an item store (v2/dicts.rs) is not recalled as displayed.
+    ("near_store", 6, 12, "a value the interpreter does not know"),
+    // The same, the store in a class body.
+    (
+        "near_class_store",
+        9,
+        12,
+        "a value the interpreter does not know",
+    ),
 ];
 
 #[test]
@@ -137,6 +146,8 @@ fn in_cpython_near_misses_raise_or_change_what_existed() {
             "near_cycle",
             "ImportError: cannot import name 'NAME' from partially initialized",
         ),
+        ("near_store", "TypeError: can only concatenate str"),
+        ("near_class_store", "TypeError: can only concatenate str"),
     ] {
         let script = format!("import sys\nsys.path.insert(0, {DIR:?})\nimport {package}\n");
         let output = std::process::Command::new("python3")
