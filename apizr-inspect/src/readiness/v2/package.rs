@@ -115,11 +115,23 @@ pub struct PackageOutcome {
     pub interpreted: Vec<(u32, super::interp::Use)>,
 }
 
+/// A module's parse, shown by its name.
+#[derive(Clone, Copy)]
+pub struct ParsedRef<'c>(pub &'c crate::ParsedModule);
+
+impl std::fmt::Debug for ParsedRef<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "ParsedModule({})", self.0.module)
+    }
+}
+
 /// One module's view of its package: the context and the module's own resolved imports.
 #[derive(Debug)]
 pub struct ModulePackage<'c> {
     pub ctx: &'c PackageContext<'c>,
     pub module: &'c str,
+    /// The module's parse (the interpreter reads its top level, [`super::interp`]).
+    pub parsed: ParsedRef<'c>,
     imports: Vec<ResolvedImport>,
     /// Statements under `if TYPE_CHECKING:` the worker runs to build arguments
     /// ([`crate::readiness::classes::V2Types::worker_imports`]): judged as call-time imports.
@@ -135,6 +147,7 @@ impl<'c> ModulePackage<'c> {
         ModulePackage {
             ctx,
             module: &parsed.module,
+            parsed: ParsedRef(parsed),
             imports: ctx.index.imports_in(parsed),
             worker_imports: HashSet::new(),
             assumed: RefCell::default(),
@@ -396,6 +409,11 @@ impl<'c> ModulePackage<'c> {
             Some(name) if exports.contains_key(name) => Verdict::Accept,
             Some(_) => Verdict::Refuse(ImportProblem::MissingName),
         }
+    }
+
+    /// The module's resolved imports.
+    pub fn imports(&self) -> &[ResolvedImport] {
+        &self.imports
     }
 
     /// The module is served as the single file it is ([`PackageIndex::stands_alone`]).

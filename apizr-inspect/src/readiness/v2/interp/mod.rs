@@ -112,7 +112,7 @@ pub struct Settled {
 /// One interpretation.
 pub struct Interp<'c> {
     package: &'c ModulePackage<'c>,
-    modules: Vec<Loaded>,
+    modules: Vec<Loaded<'c>>,
     heap: Vec<Entry>,
     /// Values of top-level statements recalled so far ([`modules`]).
     recalled: HashMap<(ModId, TextSize), Val>,
@@ -231,6 +231,11 @@ impl<'p> Prover<'p> {
         statement: TextRange,
     ) -> Option<Result<Meaning, Unproved>> {
         let package = self.package?;
+        // Only a statement of the top level itself: in a class body or in the body of a call
+        // proved by kinds ([`super::pure`]) names are not the module's globals.
+        if self.local.in_class || self.local.calling() {
+            return None;
+        }
         let Expr::Call(call) = value else {
             return None;
         };

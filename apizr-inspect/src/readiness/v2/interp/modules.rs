@@ -34,10 +34,27 @@ use crate::package::{ImportTarget, ResolvedImport};
 use crate::readiness::stdlib::is_stdlib;
 use crate::readiness::v2::package::{local_target, reads_name};
 
+/// A module's parse: the module being proved's own, or one read for the interpreter.
+#[derive(Clone)]
+pub enum Source<'c> {
+    Borrowed(&'c ParsedModule),
+    Owned(Rc<ParsedModule>),
+}
+
+impl std::ops::Deref for Source<'_> {
+    type Target = ParsedModule;
+    fn deref(&self) -> &ParsedModule {
+        match self {
+            Source::Borrowed(p) => p,
+            Source::Owned(p) => p,
+        }
+    }
+}
+
 /// One module of the package, parsed for the interpreter.
-pub struct Loaded {
+pub struct Loaded<'c> {
     pub name: String,
-    pub parsed: Rc<ParsedModule>,
+    pub parsed: Source<'c>,
     pub imports: Vec<ResolvedImport>,
     /// Its top-level statements from this offset on have not run yet (the module being
     /// proved); the end of the text for a finished module.
@@ -109,8 +126,8 @@ fn stars(body: &[Stmt]) -> bool {
     })
 }
 
-impl Loaded {
-    fn new(name: String, parsed: ParsedModule, imports: Vec<ResolvedImport>) -> Self {
+impl<'c> Loaded<'c> {
+    fn new(name: String, parsed: Source<'c>, imports: Vec<ResolvedImport>) -> Self {
         let mut bindings: HashMap<String, (Vec<usize>, Vec<TextSize>)> = HashMap::new();
         let has_aug = augments(parsed.body());
         let star = stars(parsed.body());
@@ -146,7 +163,7 @@ impl Loaded {
         let limit = TextSize::try_from(parsed.text.len()).unwrap_or(TextSize::new(u32::MAX));
         Loaded {
             name,
-            parsed: Rc::new(parsed),
+            parsed,
             imports,
             limit,
             bindings,
@@ -156,8 +173,9 @@ impl Loaded {
     }
 }
 
-impl Interp<'_> {
-    /// The module `dotted` of the package, parsed once per interpretation.
+impl<'c> Interp<'c> {
+    /// The module `dotted` of the package, parsed once per interpretation (the module being
+    /// proved is already parsed).
     pub fn load(&mut self, dotted: &str, at: (ModId, TextRange)) -> Run<ModId> {
         if let Some(found) = self.modules.iter().position(|m| m.name == dotted) {
             return Ok(found);
@@ -165,13 +183,23 @@ impl Interp<'_> {
         if self.modules.len() >= MAX_MODULES {
             return refuse(at.0, at.1, Refused::Fuel);
         }
-        let index = self.package.ctx.index;
-        let Ok(parsed) = index.parse(dotted) else {
-            return refuse(at.0, at.1, Refused::Import);
+        let package = self.package;
+        let loaded = if dotted == package.module {
+            let imports = package.imports().to_vec();
+            Loaded::new(
+                dotted.to_string(),
+                Source::Borrowed(package.parsed.0),
+                imports,
+            )
+        } else {
+            let index = package.ctx.index;
+            let Ok(parsed) = index.parse(dotted) else {
+                return refuse(at.0, at.1, Refused::Import);
+            };
+            let imports = index.imports_in(&parsed);
+            Loaded::new(dotted.to_string(), Source::Owned(Rc::new(parsed)), imports)
         };
-        let imports = index.imports_in(&parsed);
-        self.modules
-            .push(Loaded::new(dotted.to_string(), parsed, imports));
+        self.modules.push(loaded);
         Ok(self.modules.len() - 1)
     }
 
