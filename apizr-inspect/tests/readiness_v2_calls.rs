@@ -647,6 +647,15 @@ const CASES: &[Case] = &[
         Raises("TypeError"),
         "same(1)  # applied",
     ),
+    // dateutil's `MO, TU, ... = weekdays = tuple(weekday(x) for x in range(7))`: one item per
+    // `range(n)` step unpacks into as many names; one name fewer raises `ValueError`.
+    (
+        "",
+        "class W:\n    __slots__ = ['weekday', 'n']\n    def __init__(self, weekday, n=None):\n        self.weekday = weekday\n        self.n = n\nMO, TU, WE = days = tuple(W(x) for x in range(3))\nA, B = [x for x in range(2)]\nC, D = list(x for x in range(2))",
+        "class W:\n    __slots__ = ['weekday', 'n']\n    def __init__(self, weekday, n=None):\n        self.weekday = weekday\n        self.n = n\nMO, TU = days = tuple(W(x) for x in range(3))",
+        Raises("ValueError"),
+        "MO, TU",
+    ),
     // A decorator that does not return a function: the name is no function afterwards.
     (
         "import collections",

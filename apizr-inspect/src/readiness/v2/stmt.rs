@@ -263,6 +263,19 @@ impl<'p> Prover<'p> {
                 let values = match value {
                     Expr::Tuple(t) => &t.elts,
                     Expr::List(l) => &l.elts,
+                    // `MO, TU, ... = tuple(weekday(x) for x in range(7))`: a proved sequence
+                    // of as many items ([`Prover::known_length`]) into plain names, each bound
+                    // to an item v2 does not follow.
+                    _ if targets.iter().all(|t| matches!(t, Expr::Name(_)))
+                        && self.known_length(value) == Some(targets.len()) =>
+                    {
+                        for target in targets {
+                            if let Expr::Name(n) = target {
+                                self.env.bind(n.id.as_str(), Meaning::Unknown);
+                            }
+                        }
+                        return Ok(());
+                    }
                     _ => return Err(Unproved::at(target.range(), Why::Target)),
                 };
                 if values.len() != targets.len() {

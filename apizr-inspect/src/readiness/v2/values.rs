@@ -109,6 +109,49 @@ pub fn is_struct_format(format: &str) -> bool {
 }
 
 impl Prover<'_> {
+    /// How many items a proved value holds, when v2 knows it without running anything: a
+    /// list comprehension, or `tuple(...)`/`list(...)` (the builtins) of a generator or list
+    /// comprehension, with one `for` over `range(n)` (the builtin, `n` an int literal) and no
+    /// condition — CPython produces one item per `n`, so unpacking it into `n` names cannot
+    /// raise `ValueError`.
+    pub fn known_length(&self, value: &Expr) -> Option<usize> {
+        let comprehension = match value {
+            Expr::ListComp(c) => &c.generators,
+            Expr::Call(call) => {
+                let builtin = |name: &str| {
+                    self.value(&call.func) == Ok(Meaning::Qualified(format!("builtins.{name}")))
+                };
+                match (&call.arguments.args[..], call.arguments.keywords.is_empty()) {
+                    ([Expr::Generator(g)], true) if builtin("tuple") || builtin("list") => {
+                        &g.generators
+                    }
+                    ([Expr::ListComp(c)], true) if builtin("tuple") || builtin("list") => {
+                        &c.generators
+                    }
+                    _ => return None,
+                }
+            }
+            _ => return None,
+        };
+        let [clause] = &comprehension[..] else {
+            return None;
+        };
+        let Expr::Call(range) = &clause.iter else {
+            return None;
+        };
+        if !clause.ifs.is_empty()
+            || clause.is_async
+            || !range.arguments.keywords.is_empty()
+            || self.value(&range.func) != Ok(Meaning::Qualified("builtins.range".into()))
+        {
+            return None;
+        }
+        match &range.arguments.args[..] {
+            [n] => int_literal(n).and_then(|n| usize::try_from(n).ok()),
+            _ => None,
+        }
+    }
+
     /// `importlib.metadata.version(name)`: `name` is `__name__` (not rebound: the module's
     /// dotted name, which bundles import it by) or a str v2 folded, and the module is served
     /// with its package's files, which carry the directory's `*.dist-info/METADATA`
