@@ -141,6 +141,12 @@ pub struct Env {
     /// Names bound to a tuple display of literals ([`super::constant`]: `__version_info__ =
     /// (3, 6, 0, "final", 0)`); kept like `strings` (a tuple cannot change in place).
     constants: HashMap<String, super::constant::Value>,
+    /// The names of the package's submodules when this module is a package's `__init__`:
+    /// the first import of `pkg.sub` (from any module, at any time) binds `sub` here over a
+    /// builtin or a `def`, so such a name means something unknown and carries no fact.
+    submodules: std::sync::Arc<[String]>,
+    /// This module's dotted name, when `submodules` is not empty.
+    package: std::sync::Arc<str>,
 }
 
 /// A fact about the value of a name, beyond its [`Meaning`].
@@ -199,7 +205,29 @@ pub fn truth_safe(meaning: &Meaning) -> bool {
 }
 
 impl Env {
+    /// The names a submodule import may rebind here (see `submodules`).
+    pub fn set_submodules(&mut self, package: &str, names: Vec<String>) {
+        self.submodules = names.into();
+        self.package = package.into();
+    }
+
+    fn submodule(&self, name: &str) -> bool {
+        self.submodules.iter().any(|s| s == name)
+    }
+
     pub fn bind(&mut self, name: &str, meaning: Meaning) {
+        let meaning = match meaning {
+            Meaning::Maybe | Meaning::TypeOnly => meaning,
+            // `from . import sub` binds the submodule itself, imported by then.
+            Meaning::Module(ref m)
+                if m.strip_suffix(name).and_then(|p| p.strip_suffix('.'))
+                    == Some(&*self.package) =>
+            {
+                meaning
+            }
+            _ if self.submodule(name) => Meaning::Unknown,
+            _ => meaning,
+        };
         self.names.insert(name.to_string(), meaning);
         self.strings.remove(name);
         self.marks.remove(name);
@@ -212,7 +240,7 @@ impl Env {
     /// members, a plain class's data attributes).
     pub fn bind_class(&mut self, name: &str, meaning: Meaning, members: Vec<(String, Kind)>) {
         self.bind(name, meaning);
-        if !members.is_empty() {
+        if !members.is_empty() && !self.submodule(name) {
             self.members.insert(name.to_string(), members);
         }
     }
@@ -245,7 +273,9 @@ impl Env {
     /// Bind `name` to a tuple of strings v2 knows.
     pub fn bind_sequence(&mut self, name: &str, items: Vec<String>) {
         self.bind(name, Meaning::Value(Kind::Tuple));
-        self.sequences.insert(name.to_string(), items);
+        if !self.submodule(name) {
+            self.sequences.insert(name.to_string(), items);
+        }
     }
 
     /// The known items of `name` here (a tuple of known strings).
@@ -258,6 +288,9 @@ impl Env {
 
     /// Record a fact about the value `name` was just bound to.
     pub fn mark(&mut self, name: &str, mark: Mark) {
+        if self.submodule(name) {
+            return;
+        }
         self.marks.insert(name.to_string(), mark);
     }
 
@@ -276,6 +309,9 @@ impl Env {
 
     /// Bind `name` to a string whose value v2 knows.
     pub fn bind_str(&mut self, name: &str, value: String) {
+        if self.submodule(name) {
+            return self.bind(name, Meaning::Unknown);
+        }
         self.names
             .insert(name.to_string(), Meaning::Value(Kind::Str));
         self.strings.insert(name.to_string(), value);
@@ -303,13 +339,19 @@ impl Env {
 
     /// The module binds `name` here (it does not resolve to the builtin of that name).
     pub fn shadows(&self, name: &str) -> bool {
-        self.names.contains_key(name)
+        self.names.contains_key(name) || self.submodule(name)
     }
 
     /// What `name` means here; `None` when using it would raise `NameError`.
     pub fn lookup(&self, name: &str) -> Option<Meaning> {
         match self.names.get(name) {
             Some(meaning) => Some(meaning.clone()),
+            // Unbound here: the builtin, or a submodule another import bound (`NameError`
+            // when there is no such builtin and the submodule was not imported yet).
+            None if self.submodule(name) => Some(match super::known::builtin(name) {
+                Some(_) => Meaning::Unknown,
+                None => Meaning::Maybe,
+            }),
             None => super::known::builtin(name),
         }
     }

@@ -248,6 +248,19 @@ pub fn prove<'p>(
         import_guarded: false,
         markers: Default::default(),
     };
+    // A package's submodule names ([`Env`]'s `submodules`).
+    if let Some(p) = package
+        && p.ctx.index.is_package(p.module)
+    {
+        let prefix = format!("{}.", p.module);
+        let names = p
+            .ctx
+            .index
+            .modules()
+            .filter_map(|m| m.strip_prefix(&prefix));
+        let names = names.filter(|n| !n.contains('.')).map(str::to_string);
+        prover.env.set_submodules(p.module, names.collect());
+    }
     let mut risky = Vec::new();
     for (id, statement) in ctx.facts.statements().filter(|(_, s)| s.is_direct()) {
         let node = statement.node;
