@@ -117,6 +117,9 @@ pub enum ClassKind {
     Dataclass,
 }
 
+/// A class's attributes whose reads run nothing, with the kind they give ([`Env::member`]).
+type Members = std::sync::Arc<[(String, Kind)]>;
+
 /// The names bound at one point of the module's top level.
 #[derive(Debug, Clone, Default)]
 pub struct Env {
@@ -137,7 +140,9 @@ pub struct Env {
     /// descriptor, not a member) give the member (`Color.RED`, an object); a plain or
     /// exception class's own non-dunder attributes bound to a builtin value give that value
     /// (`BadRequest.description`, a str). Kept like `strings`.
-    members: HashMap<String, Vec<(String, Kind)>>,
+    /// Shared (`Arc`): every clone of the environment (each branch, class body, nested scope)
+    /// copies only the pointer.
+    members: HashMap<String, Members>,
     /// Names bound to a tuple display of literals ([`super::constant`]: `__version_info__ =
     /// (3, 6, 0, "final", 0)`); kept like `strings` (a tuple cannot change in place).
     constants: HashMap<String, super::constant::Value>,
@@ -241,7 +246,7 @@ impl Env {
     pub fn bind_class(&mut self, name: &str, meaning: Meaning, members: Vec<(String, Kind)>) {
         self.bind(name, meaning);
         if !members.is_empty() && !self.submodule(name) {
-            self.members.insert(name.to_string(), members);
+            self.members.insert(name.to_string(), members.into());
         }
     }
 
@@ -453,8 +458,7 @@ impl Env {
                     out.sequences.remove(name);
                 }
             }
-            let members: Vec<Option<&Vec<(String, Kind)>>> =
-                arms.iter().map(|a| a.members.get(name)).collect();
+            let members: Vec<Option<&Members>> = arms.iter().map(|a| a.members.get(name)).collect();
             match members.split_first() {
                 Some((Some(first), rest)) if rest.iter().all(|m| *m == Some(*first)) => {
                     out.members.insert(name.to_string(), (*first).clone());
