@@ -163,7 +163,10 @@ fn v2_ready_functions_of_real_packages_import_and_run_in_the_strict_sandbox() {
     let Some(corpus) = corpus() else {
         return;
     };
-    let scratch = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("readiness-corpus");
+    // One directory per run: two runs of this test over one target directory (two corpora
+    // checked at once) must not remove each other's logs.
+    let scratch = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("readiness-corpus-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&scratch);
     std::fs::create_dir_all(&scratch).unwrap();
     let policy = scratch.join("strict.json");

@@ -126,7 +126,8 @@ pub(super) fn enter_user_namespace() -> Result<(), String> {
     Ok(())
 }
 
-/// Block until the child exits (true) or the supervisor dies first (false).
+/// Block until the child exits while the supervisor lives (true) or the supervisor dies
+/// (false).
 fn wait_either(child: &Child, supervisor: &OwnedFd) -> bool {
     let Some(pid) = i32::try_from(child.id())
         .ok()
@@ -145,7 +146,12 @@ fn wait_either(child: &Child, supervisor: &OwnedFd) -> bool {
         match poll(&mut fds, None) {
             Ok(_) => {
                 if !fds[0].revents().is_empty() {
-                    return true;
+                    // The child ended; the supervisor may have died just before. A killed
+                    // server's pipes close before its pidfd reports the exit (the kernel
+                    // closes a dying process's files first), so an idle worker's exit on
+                    // EOF can win this poll: look at the lifeline once more, without
+                    // waiting, so a dead supervisor's call is still torn down here.
+                    return fds[1].revents().is_empty() && supervisor_alive(supervisor);
                 }
                 if !fds[1].revents().is_empty() {
                     return false;
@@ -154,6 +160,20 @@ fn wait_either(child: &Child, supervisor: &OwnedFd) -> bool {
             Err(rustix::io::Errno::INTR) => {}
             Err(_) => return true,
         }
+    }
+}
+
+/// The lifeline (the supervisor's pidfd) is not readable yet: the supervisor has not exited.
+fn supervisor_alive(supervisor: &OwnedFd) -> bool {
+    let mut fds = [PollFd::new(supervisor, PollFlags::IN)];
+    let now = rustix::event::Timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    match poll(&mut fds, Some(&now)) {
+        Ok(_) => fds[0].revents().is_empty(),
+        // Not known: keep the old answer (the supervisor cleans up after the child).
+        Err(_) => true,
     }
 }
 
