@@ -244,7 +244,6 @@ fn prepare_one(shared: &Shared, target: &Target) {
         Err(e) => Err(format!("engine: {e}")),
     };
     let mut state = shared.lock();
-    state.creating = state.creating.saturating_sub(1);
     state.dirty = true;
     let current = !state.shutdown
         && state
@@ -273,9 +272,22 @@ fn prepare_one(shared: &Shared, target: &Target) {
             None
         }
     };
+    // A container prepared for nothing stays counted as being created until it is handed to
+    // the removals: shutdown waits for `creating` to reach 0 and then closes the removals and
+    // lets the process exit, so a preparer that still held one would remove it on a thread
+    // the exit cuts short (a container left behind).
+    if unused.is_none() {
+        state.creating = state.creating.saturating_sub(1);
+    }
     drop(state);
     shared.wake.notify_all();
-    shared.discard(unused);
+    if unused.is_some() {
+        shared.discard(unused);
+        let mut state = shared.lock();
+        state.creating = state.creating.saturating_sub(1);
+        drop(state);
+        shared.wake.notify_all();
+    }
 }
 
 /// The delay before the next preparation after `failures` consecutive failures.
