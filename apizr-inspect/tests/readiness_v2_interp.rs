@@ -21,27 +21,7 @@ const DIR: &str = concat!(
 /// Whether function `symbol` of module `path_suffix` is ready, and the culprits (line,
 /// column, note) of the module's reasons.
 fn verdict(path_suffix: &str, symbol: &str) -> (bool, Vec<(u32, u32, String)>) {
-    let (envelope, explanation) = v2_support::package_module(Path::new(DIR), path_suffix);
-    let ready = envelope["readiness"]["assessments"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|a| a["source"]["symbol"] == symbol)
-        .unwrap_or_else(|| panic!("{path_suffix} defines {symbol}"))["can_generate_interface"]
-        == true;
-    let culprits = explanation
-        .module_reasons
-        .iter()
-        .flat_map(|r| r.culprits.iter())
-        .map(|c| {
-            (
-                c.span.line,
-                c.span.column,
-                c.note.clone().unwrap_or_default(),
-            )
-        })
-        .collect();
-    (ready, culprits)
+    v2_support::package_verdict(Path::new(DIR), path_suffix, symbol)
 }
 
 #[test]

@@ -22,28 +22,7 @@ const DIR: &str = concat!(
 /// Whether `probe` of package `package` is ready, and the culprits (line, column, note) of
 /// its module's reasons.
 fn verdict(package: &str) -> (bool, Vec<(u32, u32, String)>) {
-    let (envelope, explanation) =
-        v2_support::package_module(Path::new(DIR), &format!("{package}/__init__.py"));
-    let ready = envelope["readiness"]["assessments"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|a| a["source"]["symbol"] == "probe")
-        .unwrap_or_else(|| panic!("{package} defines probe"))["can_generate_interface"]
-        == true;
-    let culprits = explanation
-        .module_reasons
-        .iter()
-        .flat_map(|r| r.culprits.iter())
-        .map(|c| {
-            (
-                c.span.line,
-                c.span.column,
-                c.note.clone().unwrap_or_default(),
-            )
-        })
-        .collect();
-    (ready, culprits)
+    v2_support::package_verdict(Path::new(DIR), &format!("{package}/__init__.py"), "probe")
 }
 
 fn run_in_cpython(package: &str) -> std::process::Output {

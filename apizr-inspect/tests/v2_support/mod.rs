@@ -88,6 +88,37 @@ pub fn package_module(
     (envelope, report.explanation.clone().unwrap())
 }
 
+/// Whether function `symbol` of the module of package directory `dir` whose path ends with
+/// `path_suffix` is ready under v2, and the culprits (line, column, note) of that module's
+/// reasons.
+pub fn package_verdict(
+    dir: &std::path::Path,
+    path_suffix: &str,
+    symbol: &str,
+) -> (bool, Vec<(u32, u32, String)>) {
+    let (envelope, explanation) = package_module(dir, path_suffix);
+    let ready = envelope["readiness"]["assessments"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["source"]["symbol"] == symbol)
+        .unwrap_or_else(|| panic!("{path_suffix} defines {symbol}"))["can_generate_interface"]
+        == true;
+    let culprits = explanation
+        .module_reasons
+        .iter()
+        .flat_map(|r| r.culprits.iter())
+        .map(|c| {
+            (
+                c.span.line,
+                c.span.column,
+                c.note.clone().unwrap_or_default(),
+            )
+        })
+        .collect();
+    (ready, culprits)
+}
+
 /// `python3 -I -S -c driver` with `input` on stdin (the workers' isolated mode): its output.
 pub fn python_stdin(driver: &str, input: &[u8]) -> std::process::Output {
     use std::io::Write as _;
