@@ -48,10 +48,7 @@ fn in_cpython_the_proved_registry_imports_and_runs() {
     let script = format!(
         "import sys\nsys.path.insert(0, {DIR:?})\nimport plug\nprint(plug.rules_count(1))\n"
     );
-    let output = std::process::Command::new("python3")
-        .args(["-I", "-S", "-W", "error", "-B", "-c", &script])
-        .output()
-        .expect("python3 runs (CI installs it)");
+    let output = v2_support::python_isolated(&script);
     assert!(
         output.status.success(),
         "{}",
@@ -134,10 +131,7 @@ fn in_cpython_near_misses_raise_or_change_what_existed() {
         ("near_local", "TypeError: can only concatenate str"),
     ] {
         let script = format!("import sys\nsys.path.insert(0, {DIR:?})\nimport {package}\n");
-        let output = std::process::Command::new("python3")
-            .args(["-I", "-S", "-W", "error", "-B", "-c", &script])
-            .output()
-            .expect("python3 runs (CI installs it)");
+        let output = v2_support::python_isolated(&script);
         let stderr = String::from_utf8_lossy(&output.stderr);
         assert!(
             !output.status.success() && stderr.contains(expected),
@@ -148,10 +142,7 @@ fn in_cpython_near_misses_raise_or_change_what_existed() {
     let script = format!(
         "import sys\nsys.path.insert(0, {DIR:?})\nimport near_foreign\nfrom near_foreign.names import NAMES\nprint(NAMES)\n"
     );
-    let output = std::process::Command::new("python3")
-        .args(["-I", "-S", "-W", "error", "-B", "-c", &script])
-        .output()
-        .expect("python3 runs (CI installs it)");
+    let output = v2_support::python_isolated(&script);
     assert_eq!(
         String::from_utf8_lossy(&output.stdout).trim(),
         "['a', 'b', {}]"

@@ -27,10 +27,7 @@ fn verdict(package: &str) -> (bool, Vec<(u32, u32, String)>) {
 
 fn run_in_cpython(package: &str) -> std::process::Output {
     let script = format!("import sys\nsys.path.insert(0, {DIR:?})\nimport {package}\n");
-    std::process::Command::new("python3")
-        .args(["-I", "-S", "-W", "error", "-B", "-c", &script])
-        .output()
-        .expect("python3 runs (CI installs it)")
+    v2_support::python_isolated(&script)
 }
 
 /// Each near miss: the package, the culprit's line and column, the words of its note, and

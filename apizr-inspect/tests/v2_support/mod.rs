@@ -119,6 +119,15 @@ pub fn package_verdict(
     (ready, culprits)
 }
 
+/// `python3 -I -S -W error -B -c script` (isolated like the workers, warnings as errors, no
+/// bytecode written into the fixtures): its output.
+pub fn python_isolated(script: &str) -> std::process::Output {
+    std::process::Command::new("python3")
+        .args(["-I", "-S", "-W", "error", "-B", "-c", script])
+        .output()
+        .expect("python3 runs (CI installs it)")
+}
+
 /// `python3 -I -S -c driver` with `input` on stdin (the workers' isolated mode): its output.
 pub fn python_stdin(driver: &str, input: &[u8]) -> std::process::Output {
     use std::io::Write as _;
